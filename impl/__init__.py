@@ -1,0 +1,1 @@
+"""The reference implementation: pure, deterministic Kafka coordination components (time is an input)."""
