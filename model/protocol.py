@@ -76,6 +76,15 @@ class Protocol(ABC):
         models usually end in such states once their budgets are spent."""
         return True
 
+    def participants(self) -> Sequence[str]:
+        """Lifelines of the report's sequence diagram (members, coordinator, brokers, controller)."""
+        return ()
+
+    def arrow(self, action: tuple):
+        """(source, destination) participants of an action for the sequence diagram, or None
+        when the action is local to one participant (then `(p, p)`) or not a message at all."""
+        return None
+
     def describe(self, state) -> dict:
         """JSON-able rendering of the parts of a state that matter to a person (reports)."""
         return {"state": repr(state)}

@@ -25,6 +25,8 @@ class Step:
     label: str                    # human form, e.g. "join(m1)"
     state: dict                   # Protocol.describe(state): what matters after this step
     fault: bool = False           # the action is a fault (crash, loss, expiry, ...)
+    src: Optional[str] = None     # sequence-diagram arrow: from this participant ...
+    dst: Optional[str] = None     # ... to this one (equal for a local action)
 
 
 @dataclass
@@ -42,6 +44,7 @@ class Counterexample:
     init_index: int = 0           # which initial state the trace starts from
     replay: str = ""              # exact command that replays it
     extra: dict = field(default_factory=dict)     # engine-specific (e.g. Z3 model, assignor input)
+    participants: list = field(default_factory=list)   # sequence-diagram lifelines
     schema: str = SCHEMA
 
     def to_json(self) -> dict:
@@ -94,7 +97,9 @@ def from_trace(protocol, actions, violation, *, engine: str, seed=None, init_ind
     steps = [Step(0, None, "init", protocol.describe(state))]
     for i, a in enumerate(actions, 1):
         state = protocol.step(state, a)
-        steps.append(Step(i, action_to_json(a), action_label(a), protocol.describe(state), protocol.is_fault(a)))
+        arrow = protocol.arrow(a) or (None, None)
+        steps.append(Step(i, action_to_json(a), action_label(a), protocol.describe(state), protocol.is_fault(a),
+                          arrow[0], arrow[1]))
     inv = {i.name: i for i in protocol.invariants()}.get(violation.invariant)
     name = model_name or protocol.name
     beh = sorted(protocol.behaviours)
@@ -112,4 +117,5 @@ def from_trace(protocol, actions, violation, *, engine: str, seed=None, init_ind
         seed=seed,
         init_index=init_index,
         replay=cmd,
+        participants=list(protocol.participants()),
     )

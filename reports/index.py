@@ -1,0 +1,37 @@
+"""index.html of a verification run: every check with its verdict, links to each report, and
+plots where a picture says more (states per depth, coverage per action, steps per second)."""
+from __future__ import annotations
+
+import os
+
+from kverify.reports.html import CSS
+from kverify.reports.svg import bar_chart, esc
+
+
+def to_index(results, *, title: str, meta: dict, out_dir: str) -> str:
+    rows, plots = [], []
+    for r in results:
+        verdict = "PASS" if r.passed else ("KNOWN" if r.known else "FAIL")
+        color = {"PASS": "#1e8449", "KNOWN": "#b9770e", "FAIL": "#c0392b"}[verdict]
+        links = " ".join(
+            f'<a href="{esc(os.path.relpath(p, out_dir).replace(".json", ".html"))}">{esc(os.path.basename(os.path.dirname(p)) or "report")}</a>'
+            for p in r.reports)
+        rows.append(f'<tr class="check"><td>{esc(r.name)}</td><td>{esc(r.category)}</td>'
+                    f'<td style="color:{color};font-weight:bold">{verdict}</td><td>{r.seconds:.1f}s</td>'
+                    f'<td>{esc(r.summary)}</td><td>{links}</td></tr>')
+        for key, label in (("states_per_depth", "states explored per depth"),
+                           ("action_coverage", "coverage per action (times fired)"),
+                           ("steps_per_second", "steps per second")):
+            data = r.figures.get(key)
+            if data:
+                plots.append(bar_chart(f"{r.name}: {label}", {str(k): v for k, v in data.items()}))
+    meta_html = " · ".join(f"{esc(k)} <code>{esc(v)}</code>" for k, v in meta.items())
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title><style>{CSS}
+table.checks{{border-collapse:collapse;width:100%;font-size:13px}} table.checks td,table.checks th{{border:1px solid #ddd;padding:4px 6px;text-align:left}}
+</style></head><body><h1>{esc(title)}</h1><p class="meta">{meta_html}</p>
+<table class="checks"><thead><tr><th>check</th><th>kind</th><th>verdict</th><th>time</th><th>summary</th><th>reports</th></tr></thead>
+<tbody>{"".join(rows)}</tbody></table>
+<h2>Figures</h2>{"".join(f'<div>{p}</div>' for p in plots) or "<p>none</p>"}
+</body></html>
+"""
