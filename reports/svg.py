@@ -29,10 +29,10 @@ def lifelines_of(participants, steps) -> list[str]:
 def sequence_diagram(participants, steps, violation_step: int) -> str:
     """Lifelines left to right; one row per step (arrow, self-box, or fault marker)."""
     lanes = lifelines_of(participants, steps)
-    col, top, row = 150, 50, 34
-    width = col * len(lanes) + 40
+    col, top, row, left = 170, 50, 34, 34
+    width = left + col * len(lanes) + 20
     height = top + row * max(1, len(steps) - 1) + 40
-    x = {name: 20 + col * i + col // 2 for i, name in enumerate(lanes)}
+    x = {name: left + col * i + col // 2 for i, name in enumerate(lanes)}
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" aria-label="sequence diagram">',
            '<defs><marker id="arr" markerWidth="8" markerHeight="8" refX="7" refY="4" orient="auto">'
@@ -41,7 +41,7 @@ def sequence_diagram(participants, steps, violation_step: int) -> str:
            '<path d="M0,0 L8,4 L0,8 z" fill="#c0392b"/></marker></defs>']
     for name in lanes:
         cx = x[name]
-        out.append(f'<g class="lifeline" data-name="{esc(name)}"><rect x="{cx - 65}" y="8" width="130" height="26" rx="4" '
+        out.append(f'<g class="lifeline" data-name="{esc(name)}"><rect x="{cx - 75}" y="8" width="150" height="26" rx="4" '
                    f'fill="#eef3fb" stroke="#5b7db1"/><text x="{cx}" y="26" text-anchor="middle" font-size="12">'
                    f'{esc(name)}</text><line x1="{cx}" y1="34" x2="{cx}" y2="{height - 10}" stroke="#9aa9bf" '
                    f'stroke-dasharray="4 3"/></g>')
@@ -51,11 +51,12 @@ def sequence_diagram(participants, steps, violation_step: int) -> str:
         bad = ' class="violation"' if s.index == violation_step else ""
         src = s.src if s.src is not None else SYSTEM
         dst = s.dst if s.dst is not None else src
-        label = esc(s.label if len(s.label) <= 40 else s.label[:37] + "...")
+        limit = 26 if src == dst else 40
+        label = esc(s.label if len(s.label) <= limit else s.label[:limit - 3] + "...")
         out.append(f'<g class="msg" data-step="{s.index}"{bad}>')
         if src == dst:
             cx = x[src]
-            out.append(f'<rect x="{cx - 60}" y="{y - 12}" width="120" height="20" rx="3" fill="{"#fdecea" if s.fault else "#fff"}" '
+            out.append(f'<rect x="{cx - 80}" y="{y - 12}" width="160" height="20" rx="3" fill="{"#fdecea" if s.fault else "#fff"}" '
                        f'stroke="{color}"/><text x="{cx}" y="{y + 2}" text-anchor="middle" font-size="10" fill="{color}">'
                        f'{s.index}. {label}{" ⚡" if s.fault else ""}</text>')
         else:
