@@ -1,7 +1,8 @@
 """Names -> protocols: how the CLI, replay, the zoo and Spark executors build a protocol.
 
-Each entry names a module exposing `make(params: dict, behaviours: frozenset) -> Protocol` and
-`PARAMS: dict[str, tuple[default, one-line help]]`. Modules are imported lazily so that a command
+Each entry names a module exposing `make(params: dict, behaviours: frozenset) -> Protocol`,
+`PARAMS: dict[str, tuple[default, one-line help]]` and `SUPPORTS: frozenset` (the historical
+behaviours the model implements; asking for another one is an error, not a silent no-op). Modules are imported lazily so that a command
 only pays for the models it uses. Parameters given on the command line arrive as strings and are
 converted to the type of their default here, with one clear error for a bad name or value.
 """
@@ -85,7 +86,20 @@ def build(name: str, params: dict | None = None, behaviours=()):
     mod = module_for(name)
     p = parse_params(name, params or {})
     b = _behaviours.validate(behaviours)
+    unsupported = sorted(b - supports(name))
+    if unsupported:
+        where = [n for n in names() if unsupported[0] in supports(n)]
+        hint = f" (it applies to: {', '.join(where)})" if where else ""
+        raise ModelError(f"model {name!r} does not implement behaviour {unsupported[0]!r}{hint}")
     return mod.make(p, b)
+
+
+def supports(name: str) -> frozenset:
+    """Behaviours the model implements (empty when the module declares none)."""
+    try:
+        return frozenset(getattr(module_for(name), "SUPPORTS", frozenset()))
+    except ImportError:
+        return frozenset()
 
 
 def parse_kv(items) -> dict:
