@@ -1,0 +1,101 @@
+"""Range and round-robin proved for every member count <= 64 and partition count <= 1024.
+
+Both assignors reduce, per topic, to arithmetic over the sorted member index i in [0, k) and the
+partition count n: range gives member i the block [start(i), start(i) + len(i)) with
+len(i) = n // k + (i < n % k) and start(i) = i * (n // k) + min(i, n % k); round-robin with
+identical subscriptions gives partition j to member j % k. Z3 proves, over 32-bit integers with
+those bounds (no enumeration), that the blocks tile [0, n) exactly (so every partition is assigned
+exactly once) and that sizes differ by at most one. `tests/test_proofs.py` cross-checks these
+formulas against the reference assignors in impl/assignors at small sizes.
+"""
+from __future__ import annotations
+
+import z3
+
+from kverify.model.proofs import Obligation, Result
+
+MAX_MEMBERS = 64
+MAX_PARTITIONS = 1024
+
+
+def _bv(name):
+    return z3.BitVec(name, 32)
+
+
+def range_len(n, k, i):
+    return z3.UDiv(n, k) + z3.If(z3.ULT(i, z3.URem(n, k)), z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
+
+
+def range_start(n, k, i):
+    r = z3.URem(n, k)
+    return i * z3.UDiv(n, k) + z3.If(z3.ULT(i, r), i, r)
+
+
+def _bounds(n, k):
+    return [z3.UGE(k, 1), z3.ULE(k, MAX_MEMBERS), z3.ULE(n, MAX_PARTITIONS)]
+
+
+def _prove(negated_claims, detail_ok, names) -> Result:
+    s = z3.Solver()
+    s.set("timeout", 30_000)
+    s.add(*negated_claims)
+    v = s.check()
+    if v == z3.unsat:
+        return Result("proved", detail_ok)
+    if v == z3.unknown:
+        return Result("unknown", s.reason_unknown())
+    m = s.model()
+    return Result("falsified", "counterexample: " + ", ".join(f"{k}={m.eval(x, model_completion=True).as_long()}"
+                                                              for k, x in names.items()),
+                  {k: m.eval(x, model_completion=True).as_long() for k, x in names.items()})
+
+
+def _range_exactly_once(behaviours) -> Result:
+    """Blocks are contiguous (start(i+1) = start(i) + len(i)), start(0) = 0 and
+    start(k-1) + len(k-1) = n: together they tile [0, n), so each partition has one owner."""
+    n, k, i = _bv("n"), _bv("k"), _bv("i")
+    contiguous = z3.Implies(z3.ULT(i + 1, k), range_start(n, k, i + 1) == range_start(n, k, i) + range_len(n, k, i))
+    first = range_start(n, k, z3.BitVecVal(0, 32)) == 0
+    last = range_start(n, k, k - 1) + range_len(n, k, k - 1) == n
+    claim = z3.And(contiguous, first, last)
+    return _prove(_bounds(n, k) + [z3.ULT(i, k), z3.Not(claim)],
+                  f"blocks tile [0, n) for every k <= {MAX_MEMBERS}, n <= {MAX_PARTITIONS}", {"n": n, "k": k, "i": i})
+
+
+def _range_balanced(behaviours) -> Result:
+    n, k, i, j = _bv("n"), _bv("k"), _bv("i"), _bv("j")
+    li, lj = range_len(n, k, i), range_len(n, k, j)
+    claim = z3.ULE(li, lj + 1)
+    return _prove(_bounds(n, k) + [z3.ULT(i, k), z3.ULT(j, k), z3.Not(claim)],
+                  "one topic (or identical subscriptions, per topic): sizes differ by at most one",
+                  {"n": n, "k": k, "i": i, "j": j})
+
+
+def rr_count(n, k, i):
+    """|{p in [0, n) : p % k == i}| for i < k."""
+    return z3.UDiv(n + k - 1 - i, k)
+
+
+def _roundrobin(behaviours) -> Result:
+    """Partition p goes to member p % k (< k: exactly one owner); the counts per member sum to n
+    and differ by at most one."""
+    n, k, i, j, p = _bv("n"), _bv("k"), _bv("i"), _bv("j"), _bv("p")
+    owner_ok = z3.Implies(z3.ULT(p, n), z3.ULT(z3.URem(p, k), k))
+    # member i's count, and the sum over all members, via the closed form n = k*(n//k) + n%k
+    ci, cj = rr_count(n, k, i), rr_count(n, k, j)
+    balanced = z3.ULE(ci, cj + 1)
+    count_form = ci == z3.UDiv(n, k) + z3.If(z3.ULT(i, z3.URem(n, k)), z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
+    claim = z3.And(owner_ok, balanced, count_form)
+    return _prove(_bounds(n, k) + [z3.ULT(i, k), z3.ULT(j, k), z3.Not(claim)],
+                  f"identical subscriptions: each partition has one owner, sizes differ by <= 1 (k <= {MAX_MEMBERS}, n <= {MAX_PARTITIONS})",
+                  {"n": n, "k": k, "i": i, "j": j, "p": p})
+
+
+def obligations() -> list[Obligation]:
+    return [
+        Obligation("range-exactly-once", "range assigns every partition of a topic to exactly one subscriber "
+                   f"(k <= {MAX_MEMBERS} members, n <= {MAX_PARTITIONS} partitions)", _range_exactly_once),
+        Obligation("range-balanced-per-topic", "range: per topic, subscriber sizes differ by at most one", _range_balanced),
+        Obligation("roundrobin-exactly-once-balanced", "round-robin with identical subscriptions: every partition "
+                   "exactly once, sizes differ by at most one", _roundrobin),
+    ]
