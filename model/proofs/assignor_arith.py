@@ -22,13 +22,23 @@ def _bv(name):
     return z3.BitVec(name, 32)
 
 
-def range_len(n, k, i):
-    return z3.UDiv(n, k) + z3.If(z3.ULT(i, z3.URem(n, k)), z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
+ONE, ZERO = z3.BitVecVal(1, 32), z3.BitVecVal(0, 32)
 
 
-def range_start(n, k, i):
-    r = z3.URem(n, k)
-    return i * z3.UDiv(n, k) + z3.If(z3.ULT(i, r), i, r)
+def euclid(n, k, tag: str):
+    """Fresh q, r with n = q*k + r and r < k: integer division without a symbolic-divisor
+    circuit (much cheaper for Z3 than UDiv/URem). Returns (q, r, constraints)."""
+    q, r = _bv(f"q_{tag}"), _bv(f"r_{tag}")
+    return q, r, [z3.ULE(q, 2 * MAX_PARTITIONS), n == q * k + r, z3.ULT(r, k)]
+
+
+def range_len(q, r, i):
+    """Range's block length of member i when n = q*k + r."""
+    return q + z3.If(z3.ULT(i, r), ONE, ZERO)
+
+
+def range_start(q, r, i):
+    return i * q + z3.If(z3.ULT(i, r), i, r)
 
 
 def _bounds(n, k):
@@ -54,39 +64,41 @@ def _range_exactly_once(behaviours) -> Result:
     """Blocks are contiguous (start(i+1) = start(i) + len(i)), start(0) = 0 and
     start(k-1) + len(k-1) = n: together they tile [0, n), so each partition has one owner."""
     n, k, i = _bv("n"), _bv("k"), _bv("i")
-    contiguous = z3.Implies(z3.ULT(i + 1, k), range_start(n, k, i + 1) == range_start(n, k, i) + range_len(n, k, i))
-    first = range_start(n, k, z3.BitVecVal(0, 32)) == 0
-    last = range_start(n, k, k - 1) + range_len(n, k, k - 1) == n
+    q, r, div = euclid(n, k, "n")
+    contiguous = z3.Implies(z3.ULT(i + 1, k), range_start(q, r, i + 1) == range_start(q, r, i) + range_len(q, r, i))
+    first = range_start(q, r, ZERO) == 0
+    last = range_start(q, r, k - 1) + range_len(q, r, k - 1) == n
     claim = z3.And(contiguous, first, last)
-    return _prove(_bounds(n, k) + [z3.ULT(i, k), z3.Not(claim)],
+    return _prove(_bounds(n, k) + div + [z3.ULT(i, k), z3.Not(claim)],
                   f"blocks tile [0, n) for every k <= {MAX_MEMBERS}, n <= {MAX_PARTITIONS}", {"n": n, "k": k, "i": i})
 
 
 def _range_balanced(behaviours) -> Result:
     n, k, i, j = _bv("n"), _bv("k"), _bv("i"), _bv("j")
-    li, lj = range_len(n, k, i), range_len(n, k, j)
-    claim = z3.ULE(li, lj + 1)
-    return _prove(_bounds(n, k) + [z3.ULT(i, k), z3.ULT(j, k), z3.Not(claim)],
+    q, r, div = euclid(n, k, "n")
+    claim = z3.ULE(range_len(q, r, i), range_len(q, r, j) + 1)
+    return _prove(_bounds(n, k) + div + [z3.ULT(i, k), z3.ULT(j, k), z3.Not(claim)],
                   "one topic (or identical subscriptions, per topic): sizes differ by at most one",
                   {"n": n, "k": k, "i": i, "j": j})
 
 
-def rr_count(n, k, i):
-    """|{p in [0, n) : p % k == i}| for i < k."""
-    return z3.UDiv(n + k - 1 - i, k)
+def rr_count_constraints(n, k, i, tag):
+    """count = |{p in [0, n) : p % k == i}| = (n + k - 1 - i) // k for i < k, as (count, constraints)."""
+    c, rem, div = euclid(n + k - 1 - i, k, tag)
+    return c, div
 
 
 def _roundrobin(behaviours) -> Result:
-    """Partition p goes to member p % k (< k: exactly one owner); the counts per member sum to n
-    and differ by at most one."""
+    """Partition p goes to member p % k (< k: exactly one owner); member i's count is
+    n // k + (i < n % k), so counts sum to n and differ by at most one."""
     n, k, i, j, p = _bv("n"), _bv("k"), _bv("i"), _bv("j"), _bv("p")
-    owner_ok = z3.Implies(z3.ULT(p, n), z3.ULT(z3.URem(p, k), k))
-    # member i's count, and the sum over all members, via the closed form n = k*(n//k) + n%k
-    ci, cj = rr_count(n, k, i), rr_count(n, k, j)
-    balanced = z3.ULE(ci, cj + 1)
-    count_form = ci == z3.UDiv(n, k) + z3.If(z3.ULT(i, z3.URem(n, k)), z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
-    claim = z3.And(owner_ok, balanced, count_form)
-    return _prove(_bounds(n, k) + [z3.ULT(i, k), z3.ULT(j, k), z3.Not(claim)],
+    q, r, div = euclid(n, k, "n")
+    qp, rp, divp = euclid(p, k, "p")
+    ci, di = rr_count_constraints(n, k, i, "i")
+    cj, dj = rr_count_constraints(n, k, j, "j")
+    owner_ok = z3.Implies(z3.ULT(p, n), z3.ULT(rp, k))
+    claim = z3.And(owner_ok, z3.ULE(ci, cj + 1), ci == range_len(q, r, i))
+    return _prove(_bounds(n, k) + div + divp + di + dj + [z3.ULT(i, k), z3.ULT(j, k), z3.Not(claim)],
                   f"identical subscriptions: each partition has one owner, sizes differ by <= 1 (k <= {MAX_MEMBERS}, n <= {MAX_PARTITIONS})",
                   {"n": n, "k": k, "i": i, "j": j, "p": p})
 
