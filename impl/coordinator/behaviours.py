@@ -1,10 +1,14 @@
-"""Historical behaviours of the group coordinator (off by default), one line each."""
+"""Historical behaviours of the group coordinator (off by default), one line each.
+
+Each name re-creates a real Kafka bug in `impl/coordinator` (see the tests named
+`tests/test_coordinator_behaviours.py`); the reference is the JIRA (or KIP) it re-creates.
+"""
 from kverify.behaviours import declare
 
 C = "coordinator"
 STALE_GENERATION_COMMIT = declare(
-    "stale-generation-commit", C, "KAFKA-pre-2.5",
-    "OffsetCommit from an older generation is accepted instead of ILLEGAL_GENERATION (a fenced zombie's commit lands)")
+    "stale-generation-commit", C, "KAFKA-9365",
+    "an offset commit carrying an older generation is accepted instead of ILLEGAL_GENERATION, as TxnOffsetCommit was before KIP-447: a fenced zombie's commit lands")
 NO_GENERATION_BUMP = declare(
     "no-generation-bump", C, "KAFKA-2720",
     "a completed join phase keeps the old generation id, so two memberships share one generation")

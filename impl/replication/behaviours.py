@@ -1,7 +1,9 @@
 """Historical behaviours of replication and the controller (off by default), one line each.
 
 Names are the ones issue #4 lists; the reference digest (`replication.md` §8, fact 87) calls
-them with underscores.
+them with underscores. Two are seeds with no Kafka release behind them ("model-only seed"):
+Kafka's preferred election has required ISR membership since 0.8 (PreferredReplicaPartitionLeaderSelector),
+and reassignment has always waited for the new replicas to join the ISR before removing old ones.
 """
 from kverify.behaviours import declare
 
@@ -27,9 +29,9 @@ ISR_SHRINKS_TO_LEADER = declare("isr-shrinks-to-leader-min-isr-1", R, "KAFKA-155
                                 "min.insync.replicas effectively 1: the ISR may shrink to the leader alone and acks=all still succeeds (Jepsen 2013)")
 HW_IGNORES_MIN_ISR = declare("hw-ignores-min-isr", R, "KAFKA-15583",
                              "the leader advances the HW even while the ISR is smaller than min.insync.replicas")
-STALE_CONTROLLER_ACCEPTED = declare("stale-controller-accepted", K, "KAFKA-1188",
-                                    "brokers apply LeaderAndIsr from a zombie controller with an older controller epoch")
-PREFERRED_OUTSIDE_ISR = declare("preferred-election-outside-isr", K, "KAFKA-pref-elect",
-                                "preferred replica election picks AR[0] even when it is not in the ISR")
-REASSIGNMENT_DROPS_EARLY = declare("reassignment-drops-old-replicas-early", K, "KIP-455",
-                                   "reassignment removes the old replicas before the new ones have joined the ISR")
+STALE_CONTROLLER_ACCEPTED = declare("stale-controller-accepted", K, "KAFKA-1188, KAFKA-6082",
+                                    "a zombie controller (older controller epoch) still writes partition state and brokers apply its LeaderAndIsr")
+PREFERRED_OUTSIDE_ISR = declare("preferred-election-outside-isr", K, "model-only seed",
+                                "preferred replica election picks AR[0] even when it is not in the ISR (Kafka always required ISR membership)")
+REASSIGNMENT_DROPS_EARLY = declare("reassignment-drops-old-replicas-early", K, "model-only seed",
+                                   "reassignment removes the old replicas without waiting for the new ones to join the ISR (Kafka waits, OAR/RAR steps)")
