@@ -29,7 +29,11 @@ class WalkResult:
 
 
 def walk(protocol: Protocol, seed: int, steps: int, *, record_trace: bool = False,
-         coverage: bool = False, track_sometimes: bool = True) -> WalkResult:
+         coverage: bool = False, track_sometimes: bool = True,
+         fingerprint_cache: Optional[dict] = None) -> WalkResult:
+    """One seeded walk. `fingerprint_cache` (abstract state -> stable fingerprint), shared by the
+    caller across many walks, turns the coverage fingerprint of a repeated abstract state into a
+    dict lookup."""
     rng = random.Random(seed)
     inits = protocol.init_states()
     state = inits[rng.randrange(len(inits))] if len(inits) > 1 else inits[0]
@@ -39,9 +43,15 @@ def walk(protocol: Protocol, seed: int, steps: int, *, record_trace: bool = Fals
     check_state = protocol.check_state
     has_step_invs = bool(protocol.step_invariants)
 
+    cache = fingerprint_cache if fingerprint_cache is not None else {}
+
     def note(s):
         if coverage:
-            res.abstract_fingerprints.add(stable_fingerprint(abstract(s)))
+            key = abstract(s)
+            fp = cache.get(key)
+            if fp is None:
+                fp = cache[key] = stable_fingerprint(key)
+            res.abstract_fingerprints.add(fp)
         if pending:
             for prop in [p for p in pending if p.predicate(s)]:
                 res.reached.add(prop.name)
