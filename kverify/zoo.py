@@ -1,0 +1,125 @@
+"""The bug zoo: every historical behaviour switched on, hunted by the engines in order of cost.
+
+For a behaviour, the candidate protocols are the registry models that implement it (abstract
+models first, then the impl worlds). Engines run in order of cost — the explorer at the model's
+small default bounds, then the Hypothesis machine, then seeded random walks (shrunk by delta
+debugging) — until one returns a violation; the finding is written as a counterexample record.
+A behaviour nobody catches is a defect of the suite (a missing invariant or action). The control
+run (`control=True`) switches nothing on and runs the same engines at the same budget: it must
+find nothing (no false alarms).
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+from kverify import behaviours as B
+from kverify.model import registry
+
+ABSTRACT_FIRST = ("group", "replication", "offsets")
+ENGINES = ("explore", "hypothesis", "walk")
+
+
+@dataclass
+class ZooRow:
+    name: str
+    component: str
+    caught: bool
+    invariant: Optional[str] = None
+    engine: Optional[str] = None
+    model: Optional[str] = None
+    seconds: float = 0.0
+    trace_length: Optional[int] = None
+    report: Optional[str] = None
+    note: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def candidates(behaviour: Optional[str]) -> list[str]:
+    """Registry models that implement `behaviour` (all models for the control run), cheapest first."""
+    names = [n for n in registry.names() if behaviour is None or behaviour in registry.supports(n)]
+    return sorted(names, key=lambda n: (n not in ABSTRACT_FIRST, ABSTRACT_FIRST.index(n) if n in ABSTRACT_FIRST else 0, n))
+
+
+def _finding_explore(proto, seconds, seed):
+    from kverify.model.explore import explore
+
+    res = explore(proto, max_seconds=seconds, graph=False, stop_on_first=True)
+    if res.violations:
+        f = res.violations[0]
+        return f.violation, f.actions, f.init_index, None
+    return None
+
+
+def _finding_hypothesis(proto, seconds, seed, name):
+    from kverify.stateful_tests.machine import run_machine
+
+    found = run_machine(name, protocol=proto, seed=seed, profile="ci", database=False)
+    if found:
+        return found.violation, found.trace, found.init_index, None
+    return None
+
+
+def _finding_walk(proto, seconds, seed, steps: int = 200):
+    from kverify.model.shrink import shrink_trace
+    from kverify.model.walk import initial_index, walk
+
+    deadline = time.monotonic() + seconds
+    s = seed
+    while time.monotonic() < deadline:
+        res = walk(proto, s, steps, record_trace=True, track_sometimes=False)
+        if res.violation is not None:
+            init = initial_index(proto, s)
+            shrunk = shrink_trace(proto, res.trace, res.violation.invariant, init, budget=2000)
+            return shrunk.violation, shrunk.actions, init, s
+        s += 1
+    return None
+
+
+def hunt(behaviour: Optional[str], *, budget: float = 60.0, seed: int = 0, out_dir: Optional[str] = None,
+         engines=ENGINES) -> ZooRow:
+    """Switch `behaviour` on (None: the control run) and run the engines until a violation."""
+    from kverify.reports.record import from_trace
+    from kverify.reports.writer import slug, write_report
+
+    comp = B.get(behaviour).component if behaviour else "control"
+    row = ZooRow(name=behaviour or "(none)", component=comp, caught=False)
+    models = candidates(behaviour)
+    if not models:
+        row.note = "no model or world implements this behaviour"
+        return row
+    t0 = time.monotonic()
+    beh = frozenset([behaviour]) if behaviour else frozenset()
+    for engine in engines:
+        for name in models:
+            left = budget - (time.monotonic() - t0)
+            if left <= 0:
+                row.note = f"budget of {budget:.0f}s exhausted"
+                row.seconds = round(time.monotonic() - t0, 2)
+                return row
+            share = left / max(1, len(models)) if engine != "hypothesis" else left
+            proto = registry.build(name, {}, beh)
+            if engine == "explore":
+                found = _finding_explore(proto, min(share, budget / 3), seed)
+            elif engine == "hypothesis":
+                found = _finding_hypothesis(proto, share, seed, name)
+            else:
+                found = _finding_walk(proto, share, seed)
+            if found is None:
+                continue
+            violation, actions, init_index, walk_seed = found
+            row.caught, row.invariant, row.engine, row.model = True, violation.invariant, engine, name
+            row.trace_length = len(actions)
+            row.seconds = round(time.monotonic() - t0, 2)
+            if out_dir:
+                cx = from_trace(proto, actions, violation, engine=engine, seed=walk_seed if walk_seed is not None else seed,
+                                init_index=init_index, model_name=name)
+                row.report = write_report(cx, os.path.join(out_dir, slug(row.name)))
+            return row
+    row.seconds = round(time.monotonic() - t0, 2)
+    row.note = "no engine found a violation"
+    return row
