@@ -81,14 +81,14 @@ def _finding_walk(proto, seconds, seed, steps: int = 200):
 
 
 def hunt(behaviour: Optional[str], *, budget: float = 60.0, seed: int = 0, out_dir: Optional[str] = None,
-         engines=ENGINES) -> ZooRow:
+         engines=ENGINES, models=None) -> ZooRow:
     """Switch `behaviour` on (None: the control run) and run the engines until a violation."""
     from kverify.reports.record import from_trace
     from kverify.reports.writer import slug, write_report
 
     comp = B.get(behaviour).component if behaviour else "control"
     row = ZooRow(name=behaviour or "(none)", component=comp, caught=False)
-    models = candidates(behaviour)
+    models = [m for m in candidates(behaviour) if models is None or m in models]
     if not models:
         row.note = "no model or world implements this behaviour"
         return row
