@@ -30,6 +30,7 @@ ENTRIES: dict[str, Entry] = {e.name: e for e in [
     Entry("group-world", "kverify.model.worlds.group_world", "impl coordinator + consumer members + network"),
     Entry("replication-world", "kverify.model.worlds.replication_world", "impl brokers + controller + clients"),
     Entry("offsets-world", "kverify.model.worlds.offsets_world", "impl group committing through replicated __consumer_offsets"),
+    Entry("assignor-rounds", "kverify.model.worlds.assignor_rounds", "a group's life across rebalances with one impl assignor"),
 ]}
 
 
