@@ -45,11 +45,17 @@ def test_json_output_and_counterexample_record(tmp_path, capsys):
     assert out["properties"]["complete"]["holds"] is True and out["properties"]["complete"]["counterexample"] is None
     cx = ng["counterexample"]
     assert "partitions" in cx["violation"]
-    record = Counterexample.load(str(tmp_path / "no-ghosts.json"))
+    path = str(tmp_path / "no-ghosts" / "counterexample.json")
+    record = Counterexample.load(path)
     assert record.engine == "assignor-check" and record.model == "assignor:broken_assignors:OffByOneRange"
     assert record.extra["problem"] == cx["problem"] and record.extra["answer"] == cx["answer"]
     assert record.trace[-1].state["problem"] == cx["problem"] and record.seed == 5
-    assert record.replay == "kverify assignor check broken_assignors:OffByOneRange --seed 5 --property no-ghosts"
+    assert record.replay == f"kverify replay {path}"
+    assert record.extra["assignor_check_command"] == \
+        "kverify assignor check broken_assignors:OffByOneRange --seed 5 --property no-ghosts"
+    assert (tmp_path / "no-ghosts" / "counterexample.html").exists()
+    from kverify.reports.replayer import replay_record
+    assert replay_record(record).reproduced        # `kverify replay` re-asks the target the same problem
 
 
 def test_same_seed_same_counterexample(tmp_path):

@@ -203,7 +203,9 @@ def record_for(target, verdict: Verdict, seed: int):
         params={}, behaviours=sorted(getattr(target, "behaviours", ()) or ()), engine="assignor-check",
         violation_step=len(trace) - 1, violation=verdict.message or "", trace=trace, seed=seed,
         replay=replay_command(target, seed, verdict.name),
-        extra={"problem": cx["problem"], "answer": cx["answer"], "scenario": cx["scenario"]})
+        extra={"problem": cx["problem"], "answer": cx["answer"], "scenario": cx["scenario"],
+               "replayer": "kverify.certify.replay:replay_record",
+               **({"command": target.command} if hasattr(target, "command") else {})})
 
 
 def replay_command(target, seed: int, prop: str) -> str:
@@ -220,10 +222,15 @@ def safe_name(name: str) -> str:
 
 
 def write_record(target, verdict: Verdict, seed: int, out_dir: str) -> str:
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"{verdict.name}.json")
+    """Write the record and its Markdown/HTML renderings into `out_dir/<property>/`."""
+    from kverify.reports.writer import write_report
+
+    cx = record_for(target, verdict, seed)
+    command = cx.replay
+    path = write_report(cx, os.path.join(out_dir, verdict.name))
+    cx.extra["assignor_check_command"] = command   # the seed-level re-run, beside `kverify replay <path>`
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(record_for(target, verdict, seed).dumps() + "\n")
+        fh.write(cx.dumps() + "\n")
     return path
 
 
