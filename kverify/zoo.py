@@ -45,6 +45,14 @@ def candidates(behaviour: Optional[str]) -> list[str]:
     return sorted(names, key=lambda n: (n not in ABSTRACT_FIRST, ABSTRACT_FIRST.index(n) if n in ABSTRACT_FIRST else 0, n))
 
 
+def hunt_params(model: str, behaviour: Optional[str]) -> dict:
+    """Parameters under which `model` exercises `behaviour` (a model module may declare them in
+    `HUNT_PARAMS = {behaviour: (params, engine)}`; the defaults otherwise)."""
+    table = getattr(registry.module_for(model), "HUNT_PARAMS", {}) or {}
+    entry = table.get(behaviour) if behaviour else None
+    return dict(entry[0]) if entry else {}
+
+
 def _finding_explore(proto, seconds, seed):
     from kverify.model.explore import explore
 
@@ -102,7 +110,7 @@ def hunt(behaviour: Optional[str], *, budget: float = 60.0, seed: int = 0, out_d
                 row.seconds = round(time.monotonic() - t0, 2)
                 return row
             share = left / max(1, len(models)) if engine != "hypothesis" else left
-            proto = registry.build(name, {}, beh)
+            proto = registry.build(name, hunt_params(name, behaviour), beh)
             if engine == "explore":
                 found = _finding_explore(proto, min(share, budget / 3), seed)
             elif engine == "hypothesis":
