@@ -1,0 +1,216 @@
+"""The abstract group model: exhaustive runs are clean by default, each historical behaviour it
+carries gives its shortest counterexample, and its rules follow coordinator.md."""
+import itertools
+
+import pytest
+
+from kverify.model import registry
+from kverify.model.explore import DEADLOCK, RECOVERABLE, explore
+from kverify.model.group import (COMPLETING, CSTABLE, EMPTY, PREPARING, STABLE, SUPPORTS, SYNCING)
+from kverify.model.walk import replay, walk
+
+SMALL = {"partitions": 1, "events": 2, "faults": 1, "commits": 1}
+
+
+def build(params=None, behaviours=()):
+    return registry.build("group", params or {}, behaviours)
+
+
+def test_default_bounds_explore_exhaustively_without_violation():
+    p = build()
+    assert p.n == 2 and p.p == 2
+    res = explore(p)
+    assert res.complete and res.violations == [] and res.vacuous == []
+    assert all(d is not None for d in res.sometimes.values())          # incl. lost-generation-reused
+    assert res.graph.analysed and res.graph.unrecoverable == 0 and res.graph.good_states > 0
+    assert res.distinct_states > 5_000
+
+
+@pytest.mark.slow
+def test_two_faults_explore_exhaustively_without_violation():
+    res = explore(build({"faults": 2, "commits": 1}))
+    assert res.complete and res.ok and res.graph.unrecoverable == 0
+    assert res.distinct_states > 30_000
+
+
+@pytest.mark.slow
+def test_three_members_explore_exhaustively_without_violation():
+    res = explore(build({"members": 3, "partitions": 1, "faults": 1, "commits": 1}))
+    assert res.complete and res.ok and res.graph.unrecoverable == 0
+    assert res.sometimes["stable-with-all-members"] is not None
+
+
+# behaviour -> {property: length of the shortest counterexample}
+EXPECTED = {
+    "stale-generation-commit": {"committed-offset-safety": 8},
+    "no-generation-bump": {"generation-monotonicity": 2},
+    "leader-not-reelected": {"leader-in-members": 4},
+    "kafka-12890-no-sync-barrier": {RECOVERABLE: 4, DEADLOCK: 5},
+    "unclean-election": {"generation-monotonicity": 4, "committed-offset-safety": 6},
+}
+
+
+@pytest.mark.parametrize("behaviour", sorted(EXPECTED))
+def test_each_behaviour_yields_its_shortest_counterexample(behaviour):
+    res = explore(build(SMALL, [behaviour]))
+    assert res.complete
+    got = {f.invariant: len(f.actions) for f in res.violations}
+    assert got == EXPECTED[behaviour]
+    for f in res.violations:                      # the trace really ends in the violation, at its last step
+        assert f.violation.step_index == len(f.actions)
+
+
+def test_supports_lists_exactly_the_behaviours_with_a_counterexample():
+    assert SUPPORTS == frozenset(EXPECTED)
+    with pytest.raises(registry.ModelError):
+        build({}, ["math-abs-coordinator"])
+
+
+def test_counterexample_traces_replay_to_the_same_violation():
+    p = build(SMALL, ["stale-generation-commit"])
+    for f in explore(p).violations:
+        _, v = replay(p, f.actions, f.init_index)
+        assert v is not None and v.invariant == f.invariant and v.step_index == len(f.actions)
+
+
+def _run(p, labels):
+    actions = [tuple([x.split()[0]] + [int(y) for y in x.split()[1:]]) for x in labels]
+    states, v = replay(p, actions)
+    return states, v
+
+
+def test_lost_generation_is_reused_and_passes():
+    """Generation 2 completes its join in memory, the coordinator fails over before the leader's
+    SyncGroup persisted it, the group reloads at generation 1 and the next join reuses 2."""
+    p = build({"events": 3, "faults": 1})
+    states, v = _run(p, ["start 0", "join_timeout", "sync 0", "start 1", "rejoin 0", "failover",
+                         "sync 0", "join 0", "sync 0"])
+    assert v is None
+    coords = [s[0] for s in states]
+    assert coords[5][:4] == (COMPLETING, 2, 0, 0b11)   # generation 2 = {m0, m1}, only in memory
+    assert coords[6][:4] == (STABLE, 1, 0, 0b01)       # reloaded at the persisted generation 1
+    assert coords[-1][:4] == (STABLE, 2, 0, 0b01)      # 2 is reused for the membership {m0}
+    assert states[-1][1][0][0] == CSTABLE and states[-1][1][0][2] == 0b11
+    assert states[-1][5] == ((2, (0b11, 0)),)          # delivered once, with one assignment
+
+
+def test_commit_rules_follow_the_reference():
+    p = build()
+    s = p.init_states()[0]
+    states, v = _run(p, ["start 0", "join_timeout", "sync 0", "start 1"])
+    assert v is None
+    prep = states[-1]
+    assert prep[0][0] == PREPARING
+    assert p.commit_verdict(prep[0], 0, 1) == "NONE"                   # old generation commits in PreparingRebalance
+    states, v = _run(p, ["start 0", "join_timeout", "sync 0", "start 1", "rejoin 0"])
+    comp = states[-1][0]
+    assert comp[0] == COMPLETING and comp[1] == 2
+    assert p.commit_verdict(comp, 0, 2) == "REBALANCE_IN_PROGRESS"     # §7.1.2: new generation must sync first
+    assert p.commit_verdict(comp, 0, 1) == "ILLEGAL_GENERATION"
+    assert s[0][0] == EMPTY
+
+
+def test_generation_grows_at_every_completed_join_also_into_empty():
+    p = build({"members": 1, "partitions": 1})
+    states, v = _run(p, ["start 0", "join_timeout", "sync 0", "leave 0"])
+    assert v is None
+    views = [p.view(s) for s in states]
+    assert [(v.state, v.generation) for v in views] == [(EMPTY, 0), (PREPARING, 0), (COMPLETING, 1), (STABLE, 1), (EMPTY, 2)]
+    assert states[-1][3][0] == 2                   # the Empty group is persisted at generation 2
+
+
+def test_join_response_goes_to_every_rejoined_member():
+    p = build()
+    states, v = _run(p, ["start 0", "start 1", "join_timeout"])
+    assert v is None
+    coord, clients = states[-1][0], states[-1][1]
+    assert coord[:3] == (COMPLETING, 1, 0) and [c[0] for c in clients] == [SYNCING, SYNCING]
+
+
+def test_symmetry_canonical_form_is_permutation_invariant():
+    p = build({"members": 3, "partitions": 2, "faults": 1})
+    res = walk(p, seed=7, steps=40, record_trace=True)
+    state = p.init_states()[0]
+    seen = 0
+    for a in res.trace:
+        state = p.step(state, a)
+        for perm in itertools.permutations(range(3)):
+            assert p.canonical(_permute(state, perm)) == p.canonical(state)
+            seen += 1
+    assert seen > 0
+    assert explore(build(SMALL), symmetry=False).distinct_states > explore(build(SMALL)).distinct_states
+
+
+def _permute(s, perm):
+    """Rename slot i to perm[i] everywhere in a group-model state."""
+    coord, clients, offsets, persisted, budget, delivered, prev = s
+    n = len(clients)
+
+    def mask(x):
+        return sum(1 << perm[i] for i in range(n) if (x >> i) & 1)
+
+    def vec(t):
+        if t is None:
+            return None
+        out = [None] * n
+        for i in range(n):
+            out[perm[i]] = t[i]
+        return tuple(out)
+
+    def lead(x):
+        return perm[x] if x >= 0 else x
+
+    c = coord
+    coord = (c[0], c[1], lead(c[2]), mask(c[3]), mask(c[4]), mask(c[5]), mask(c[6]), vec(c[7]), c[8])
+    persisted = (persisted[0], mask(persisted[1]), lead(persisted[2]), vec(persisted[3]))
+    delivered = tuple((g, vec(a)) for g, a in delivered)
+    if prev is not None:
+        (qg, qm, ql, qa), qo = prev
+        prev = ((qg, mask(qm), lead(ql), vec(qa)), qo)
+    return (coord, vec(clients), offsets, persisted, budget, delivered, prev)
+
+
+def test_random_walks_stay_clean_and_deterministic():
+    p = build({"members": 3, "partitions": 2})
+    for seed in range(20):
+        a = walk(p, seed=seed, steps=60, record_trace=True)
+        b = walk(p, seed=seed, steps=60, record_trace=True)
+        assert a.violation is None and not a.deadlock
+        assert a.trace == b.trace
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ValueError):
+        build({"members": 0})
+    with pytest.raises(ValueError):
+        build({"commits": -1})
+
+
+def test_describe_and_arrows_name_members_and_coordinator():
+    p = build()
+    states, _ = _run(p, ["start 0", "join_timeout", "sync 0"])
+    d = p.describe(states[-1])
+    assert d["coordinator"]["state"] == "Stable" and d["clients"]["m0"]["owned"] == ["p0", "p1"]
+    assert p.arrow(("sync", 1)) == ("member m1", "coordinator")
+    assert p.arrow(("failover",)) == ("coordinator", "coordinator")
+    assert set(p.participants()) >= {"member m0", "member m1", "coordinator"}
+    assert p.is_fault(("crash", 0)) and not p.is_fault(("expire", 0))
+
+
+def test_step_views_expose_states_passed_inside_one_request():
+    p = build({"members": 1, "partitions": 1})
+    states, v = _run(p, ["start 0", "join_timeout", "sync 0", "leave 0"])
+    assert v is None
+    before, after = p.step_views(states[3], ("leave", 0), states[4])
+    assert (before.state, after.state, after.passed) == (STABLE, EMPTY, (PREPARING,))
+    _, direct = p.step_views(states[1], ("join_timeout",), states[2])
+    assert direct.passed == () and direct.state == COMPLETING
+
+
+def test_in_flight_commit_lands_in_its_generation_and_is_fenced_after_it():
+    p = build()
+    base = ["start 0", "join_timeout", "sync 0", "commit 0", "start 1"]
+    states, v = _run(p, base + ["commit_arrives 0"])        # PreparingRebalance: old generation commits
+    assert v is None and states[-1][2] == (1, 1)
+    states, v = _run(p, base + ["rejoin 0", "sync 0", "commit_arrives 0"])   # generation 2 is Stable: fenced
+    assert v is None and states[-1][2] == (0, 0) and states[-1][1][0][5] == ()
