@@ -1,0 +1,350 @@
+"""Refinement: every step of the implementation world is a step (or a stutter) of the abstract model.
+
+Why it exists: the abstract group model (model/group.py) is what the explorer checks exhaustively;
+that is worth something only if the implementation behaves like it. `GroupRefinement` maps a
+group-world state onto a `GroupModel` state (`abstract`) and checks each world step
+(`check(prev, action, nxt)`): abstract(nxt) must equal abstract(prev) (stutter) or be one of
+model.step(abstract(prev), a) for a in model.actions(abstract(prev)).
+
+The abstraction (world -> model), per part of the model state:
+* coordinator: the group's state (PreparingRebalance with the initial-delay task pending is the
+  model's initial-delay state), generation, leader, members, awaiting JoinGroup / SyncGroup,
+  pending-sync set and stored assignment, members numbered by slot (client id "m<slot>");
+* clients: derived from the coordinator's side, because the model handles a request and its
+  response atomically: a response in flight counts as received, and what a member does locally
+  before its next request reaches the coordinator is invisible. A process is down until the
+  coordinator first holds its incarnation as a member; then it is joining / waiting for sync while
+  parked there, else what the coordinator last answered it (group-world's `answers` ghost:
+  JoinGroup answered -> syncing, SyncGroup answered -> stable with that assignment, an error ->
+  idle). Paused processes are the model's paused flag;
+* commits in flight: the process's OffsetCommit not yet handled (the model's commit / commit_arrives);
+* offsets: the number of acknowledged commits per partition (the model's offsets are counters);
+* persisted: the last group record appended to __consumer_offsets; delivered: the assignments
+  answered to SyncGroup, pruned as the model prunes them.
+One world step maps to one model step, except a time jump (`tick`/`settle`), which fires every coordinator
+task due on the way and may map to up to MAX_TICK_STEPS model steps (e.g. two sessions expiring).
+Exploration bounds are not protocol: both sides' budgets are normalised away, the model's
+`max_generation` is lifted, and assignment entries of slots that are not members are ignored.
+
+What the model abstracts, hence the world configuration refinement is checked for (`REQUIRED`):
+at most 2 members (with 3, a departing leader's successor is the first member in join order in the
+coordinator but the lowest slot in the model), dynamic members with the eager protocol (range
+assignor; equal to the model's "p mod k" for up to 2 partitions), no message loss (a lost response
+would un-receive an answer), group-world's `synchronous` mode (timers fire only when no running
+member's message is in flight, as the model fires rebalance timers only for unresponsive members;
+no MEMBER_ID_REQUIRED interleaving; a crash loses undelivered requests; pauses and leaves only
+when settled) and no coordinator failover (group-world has none). A world leave maps to the
+model's crash followed by expire (the LeaveGroup arriving), never to the model's atomic leave.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+from kverify.impl.coordinator.messages import OffsetCommitRequest
+from kverify.invariants.core import Invariant, Violation
+from kverify.model import group as G
+from kverify.model.protocol import action_label
+
+BIG = 1 << 20
+MAX_TICK_STEPS = 3      # one time jump may fire several coordinator tasks: up to this many model steps
+REQUIRED = {"protocol": "eager", "static": False, "losses": 0, "synchronous": True}
+MAX_PARTITIONS = 2
+MAX_MEMBERS = 2     # with 3+, a departing leader's successor differs: the coordinator takes the first
+                    # member in join order, the model the lowest slot (Kafka leaves it unspecified)
+# budgets `kverify refine` uses unless --param overrides them: richer than the explorer's defaults,
+# since walks are cheap and longer walks exercise more rebalances
+WALK_DEFAULTS = {"events": 4, "faults": 2, "ticks": 6, "commits": 3, "max_generation": 6, "partitions": 2}
+
+
+class RefinementError(ValueError):
+    """The world configuration is outside what the abstract model describes (one line)."""
+
+
+def refinable(world) -> bool:
+    """Whether a group-world configuration is inside what the abstract model describes."""
+    p = world.params
+    return (all(_coerce(p.get(k), v) == v for k, v in REQUIRED.items())
+            and int(p.get("partitions", 1)) <= MAX_PARTITIONS and int(p.get("members", 2)) <= MAX_MEMBERS)
+
+
+def refinement_params(world_params: dict, defaults: Optional[dict] = None) -> dict:
+    """The world parameters refinement runs with: defaults, then the given ones, plus REQUIRED
+    (a given value that clashes with REQUIRED is an error)."""
+    out = dict(defaults or {})
+    out.update(world_params or {})
+    for key, value in REQUIRED.items():
+        if key in out and _coerce(out[key], value) != value:
+            raise RefinementError(f"refinement needs {key}={value} (the abstract model has no {key}={out[key]})")
+        out[key] = value
+    if int(out.get("partitions", 1)) > MAX_PARTITIONS:
+        raise RefinementError(f"refinement needs partitions <= {MAX_PARTITIONS} (range = the model's assignor only there)")
+    if int(out.get("members", 2)) > MAX_MEMBERS:
+        raise RefinementError(f"refinement needs members <= {MAX_MEMBERS} (leader succession differs beyond)")
+    return out
+
+
+def _coerce(raw, like):
+    if isinstance(like, bool) and isinstance(raw, str):
+        return raw.lower() in ("1", "true", "yes", "on")
+    if isinstance(like, int) and isinstance(raw, str):
+        try:
+            return int(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+class GroupRefinement:
+    """Abstraction function group-world -> group model, and the per-step refinement check."""
+
+    def __init__(self, world):
+        self.world = world
+        self.n, self.p = world.n, world.p
+        self.model = G.GroupModel({"members": self.n, "partitions": self.p, "events": BIG, "faults": BIG,
+                                   "commits": BIG, "max_generation": BIG, "failover": False, "admin": False})
+        self._cache = (None, None)
+        self.last_path = ()
+        init = self.model.init_states()[0]
+        self._client_len = len(init[1][0])      # 6 when the model tracks a commit in flight per client
+        self._budget = tuple(BIG for _ in init[4])
+
+    # --- the abstraction function -----------------------------------------------------------------
+    def abstract(self, s) -> tuple:
+        c = self._cache
+        if c[0] is s:
+            return c[1]
+        out = self._abstract(s)
+        self._cache = (s, out)
+        return out
+
+    def _abstract(self, s) -> tuple:
+        w, n = self.world, self.n
+        g = s.group(w.group_id)
+        slot = w.slot_of
+        if g is None:
+            coord = (G.EMPTY, 0, -1, 0, 0, 0, 0, None, 0)
+            members_mask = 0
+        else:
+            members_mask = awaiting = syncwait = pending = 0
+            leader = -1
+            for mid, mv in g.members.items():
+                k = slot(mv.client_id)
+                if not 0 <= k < n:
+                    continue
+                bit = 1 << k
+                members_mask |= bit
+                if mv.awaiting_join:
+                    awaiting |= bit
+                if mv.awaiting_sync:
+                    syncwait |= bit
+                if mid in g.pending_sync_members:
+                    pending |= bit
+                if mid == g.leader_id:
+                    leader = k
+            state = _STATE[g.state]
+            if state == G.PREPARING and any(key[0] == "ijoin" and key[1] == w.group_id
+                                            for _d, key, _p in s.coord.internal.timers()):
+                state = G.PREP_INITIAL
+            asg = w._assignment(g) if g.state in ("Stable", "PreparingRebalance") else None
+            coord = (state, g.generation_id, leader, members_mask, awaiting, syncwait, pending,
+                     _only(asg, members_mask), 0)
+        clients = tuple(self._client(s, m, coord) for m in range(n))
+        offsets = s.counts
+        pgen, pmem, plead, pasg = s.persisted
+        persisted = (pgen, pmem, plead, _only(pasg, pmem))
+        delivered = tuple((gen, _only(a, _members_of(a))) for gen, a in s.delivered if gen >= pgen)
+        return (coord, clients, offsets, persisted, self._budget, delivered, None)
+
+    def _client(self, s, m, coord) -> tuple:
+        c = self._client5(s, m, coord)
+        if self._client_len == 6:
+            c = c + (self._commit_in_flight(s, m),)
+        return c
+
+    def _commit_in_flight(self, s, m) -> tuple:
+        """(generation, partitions) of this process's OffsetCommit not yet handled, or ()."""
+        mem = s.members[m]
+        for cid, req, *_ in s.net.requests[m]:
+            if isinstance(req, OffsetCommitRequest) and mem.wants(cid):
+                return (req.generation_id, self.world._masks(tp for tp, _o in req.offsets))
+        return ()
+
+    def _client5(self, s, m, coord) -> tuple:
+        mem = s.members[m]
+        ans = s.answers[m]
+        if not s.started[m] or not mem.alive or ans is None:
+            return (G.DOWN, -1, 0, G.RUN, -1)
+        flag = G.PAUSED if s.paused[m] else G.RUN
+        kind, gen, owned, acted = ans
+        bit = 1 << m
+        if coord[4] & bit:
+            return (G.JOINING, gen, 0, flag, acted)
+        if coord[5] & bit:
+            return (G.SYNC_WAIT, gen, 0, flag, acted)
+        if kind == "join":
+            return (G.SYNCING, gen, 0, flag, acted)
+        if kind == "sync":
+            return (G.CSTABLE, gen, owned, flag, acted)
+        return (G.IDLE, gen, 0, flag, acted)
+
+    # --- the check ----------------------------------------------------------------------------------
+    def successors(self, a_prev) -> dict:
+        """Normalised model successors of an abstract state: {normalised state: action}."""
+        model = self.model
+        out = {}
+        for act in model.actions(a_prev):
+            out.setdefault(_norm(model.step(a_prev, act)), act)
+        return out
+
+    def check(self, prev, action, nxt) -> Optional[str]:
+        """None when the step refines (then `last_path` holds the model actions it maps to, () for a
+        stutter), else a one-line explanation."""
+        ap = self.abstract(prev)
+        a = _norm(ap)
+        b = _norm(self.abstract(nxt))
+        self.last_path = ()
+        if a == b:
+            return None
+        path = self._path(ap, b, MAX_TICK_STEPS if action[0] in ("tick", "settle") else 1)
+        if path is not None:
+            self.last_path = path
+            return None
+        succ = self.successors(ap)
+        return (f"{action_label(action)} maps to no model step: abstract {self.show(a)} -> {self.show(b)}; "
+                f"model steps: {', '.join(action_label(x) for x in succ.values()) or 'none'}")
+
+    def _path(self, ap, b, depth: int):
+        """Model actions leading from abstract state `ap` to normalised `b` in at most `depth` steps."""
+        frontier = [(ap, ())]
+        seen = {_norm(ap)}
+        for _ in range(depth):
+            nxt = []
+            for st, path in frontier:
+                for act in self.model.actions(st):
+                    t = self.model.step(st, act)
+                    nt = _norm(t)
+                    if nt == b:
+                        return path + (act,)
+                    if nt not in seen:
+                        seen.add(nt)
+                        nxt.append((t, path + (act,)))
+            frontier = nxt
+        return None
+
+    def matching_actions(self, prev, action, nxt):
+        """The model actions a world step maps to (() for a stutter, None for a mismatch)."""
+        ap = self.abstract(prev)
+        b = _norm(self.abstract(nxt))
+        if _norm(ap) == b:
+            return ()
+        return self._path(ap, b, MAX_TICK_STEPS if action[0] in ("tick", "settle") else 1)
+
+    def show(self, a) -> str:
+        coord, clients, offsets, persisted, _b, delivered, _p = a
+        st, gen, leader, members, awaiting, syncwait, pending, asg, _e = coord
+        cs = " ".join(f"m{i}:{G.STATUS_NAMES[c[0]]}/g{c[1]}/o{c[2]}/{G.FLAG_NAMES[c[3]]}/a{c[4]}"
+                      + (f"/c{c[5]}" if len(c) > 5 else "") for i, c in enumerate(clients))
+        name = "PreparingRebalance(initial)" if st == G.PREP_INITIAL else G.STATE_NAMES[st]
+        return (f"[{name} gen={gen} leader={leader} members={members:b} awaiting={awaiting:b} syncwait={syncwait:b} "
+                f"pending={pending:b} asg={asg} | {cs} | offsets={offsets} persisted={persisted} delivered={delivered}]")
+
+
+_STATE = {"Empty": G.EMPTY, "PreparingRebalance": G.PREPARING, "CompletingRebalance": G.COMPLETING,
+          "Stable": G.STABLE, "Dead": 4}
+
+
+def _members_of(asg) -> int:
+    return 0 if asg is None else sum(1 << i for i, x in enumerate(asg) if x)
+
+
+def _only(asg, mask):
+    """Assignment entries of slots in `mask` (others are meaningless leftovers), None stays None."""
+    if asg is None:
+        return None
+    return tuple(x if (mask >> i) & 1 else 0 for i, x in enumerate(asg))
+
+
+def _norm(a) -> tuple:
+    """Drop what is exploration bookkeeping, not protocol: budgets; stored-assignment entries of
+    non-members; delivered entries as a set."""
+    coord, clients, offsets, persisted, _budget, delivered, _prev = a
+    st, gen, leader, members, awaiting, syncwait, pending, asg, epoch = coord
+    coord = (st, gen, leader, members, awaiting, syncwait, pending, _only(asg, members), epoch)
+    pgen, pmem, plead, pasg = persisted
+    persisted = (pgen, pmem, plead, _only(pasg, pmem))
+    delivered = tuple(sorted({(g, _only(x, _members_of(x)) if x is not None else None) for g, x in delivered},
+                             key=repr))
+    return (coord, clients, offsets, persisted, (), delivered, None)
+
+
+# --- the engine: seeded random walks checked step by step ----------------------------------------------
+@dataclass
+class RefineResult:
+    seed: int
+    steps: int = 0
+    walks: int = 0
+    seconds: float = 0.0
+    mismatch: Optional[Violation] = None
+    trace: list = field(default_factory=list)       # actions of the failing walk, up to the mismatch
+    walk_seed: Optional[int] = None
+    model_actions: dict = field(default_factory=dict)   # model action name -> times matched
+    stutters: int = 0
+
+    def to_json(self) -> dict:
+        return {"seed": self.seed, "steps": self.steps, "walks": self.walks, "seconds": round(self.seconds, 3),
+                "mismatches": 0 if self.mismatch is None else 1, "stutters": self.stutters,
+                "model_actions": dict(sorted(self.model_actions.items())),
+                "mismatch": None if self.mismatch is None else {
+                    **self.mismatch.to_json(), "walk_seed": self.walk_seed,
+                    "trace": [list(a) for a in self.trace]}}
+
+
+def refinement_invariant(refinement: GroupRefinement) -> Invariant:
+    """The refinement check as a step invariant (so any engine that checks step invariants runs it)."""
+    return Invariant("refines-group-model", "every world step is a step or a stutter of the abstract group model",
+                     refinement.check, "step")
+
+
+def run(world, steps: int, seed: int, *, walk_length: int = 200, stats: bool = True,
+        refinement: Optional[GroupRefinement] = None) -> RefineResult:
+    """Random walks of at most `walk_length` steps (walk i uses seed `seed + i`, chooses uniformly among
+    enabled actions like model/walk.py) until `steps` world steps in total; stop at the first mismatch."""
+    ref = refinement or GroupRefinement(world)
+    res = RefineResult(seed=seed)
+    t0 = time.monotonic()
+    init = world.init_states()
+    while res.steps < steps:
+        wseed = seed + res.walks
+        rng = random.Random(wseed)
+        state = init[rng.randrange(len(init))] if len(init) > 1 else init[0]
+        res.walks += 1
+        trace = []
+        for _ in range(min(walk_length, steps - res.steps)):
+            acts = list(world.actions(state))
+            if not acts:
+                break
+            a = acts[rng.randrange(len(acts))]
+            nxt = world.step(state, a)
+            res.steps += 1
+            trace.append(a)
+            msg = ref.check(state, a, nxt)
+            if msg is not None:
+                res.mismatch = Violation("refines-group-model", msg, len(trace))
+                res.trace = trace
+                res.walk_seed = wseed
+                res.seconds = time.monotonic() - t0
+                return res
+            if stats:
+                path = ref.last_path
+                if not path:
+                    res.stutters += 1
+                for ma in path:
+                    res.model_actions[ma[0]] = res.model_actions.get(ma[0], 0) + 1
+            state = nxt
+        if not trace:
+            break
+    res.seconds = time.monotonic() - t0
+    return res

@@ -1,0 +1,1028 @@
+"""group-world: the reference group coordinator + N consumer members + a lossy network, as a Protocol.
+
+Why it exists: the abstract group model (model/group.py) states Kafka's rules; this world runs the
+*implementation* (kverify.impl.coordinator.GroupCoordinator and kverify.impl.member.Member) under
+every interleaving the engines choose, and checks it with the very same invariant objects
+(invariants/group.py) through a `GroupView` of its state. model/refine.py maps it onto the model.
+
+What is nondeterministic (one action each, listed in this order per slot):
+  start / restart / poll / commit / leave / crash / pause / resume    the member processes
+  deliver (request -> coordinator), receive (response -> member), lose  the network
+  tick(T) / settle(T)                                                 time jumps to a deadline
+Time: the world's clock is the coordinator's. `tick(T)` jumps to one of the next few deadlines
+(a coordinator task, or a member's heartbeat/session/poll/request timer), firing the coordinator's
+tasks on the way (MockTimer semantics) and then ticking every running member once at T (a member
+whose heartbeat fell due earlier simply sends it late, like after a GC pause).
+Network: one connection per member; FIFO per connection by default (`fifo=True`), messages of
+different members interleave freely; a message may stay in flight across any number of steps
+(delay) or be lost (budget `losses`). Responses the member would ignore (stale correlation id,
+crashed process) are dropped as soon as they become unwanted: delivering them changes nothing.
+A paused process (zombie) neither polls nor ticks nor reads responses; its sent requests still
+arrive. A crashed process's requests already sent may still arrive (the broker may have read them).
+Restarts: a static member restarts any time after its crash/leave (that is what static membership
+is for); a dynamic one only after the coordinator removed its old member (the view numbers members
+by slot, one live member id per slot).
+Budgets bound the exploration: events (start, restart, leave), faults (crash, pause), losses,
+ticks, commits; no events, faults or losses once the group generation reaches `max_generation`.
+Once `ticks` is spent, `settle(T)` (budget `settle_ticks`) still lets time pass when nothing else
+can happen and the group is not settled, so that a started rebalance can finish: this is what makes
+the explorer's recoverability analysis meaningful on a world whose time is bounded.
+The application commits with commitSync (one commit in flight at a time); responses are handled
+inside its poll(), and it polls again after every input (response, time passing).
+`synchronous=True` narrows the world to the abstract model's assumptions (see PARAMS; used by
+refinement, model/refine.py); the engines then also get `check_refinement`.
+
+States are `WorldState` values: the coordinator and member objects are never mutated after a state
+is built (a step copies what it changes), and equality/hash use their snapshots plus the network
+and ghost fields (delivered assignments, last persisted group record, group epoch).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Optional
+
+from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
+from kverify.impl.coordinator import behaviours as CB
+from kverify.impl.coordinator.messages import (
+    Errors as E, JoinGroupResponse, OffsetAndMetadata,
+    OffsetCommitRequest, OffsetCommitResponse, SyncGroupResponse)
+from kverify.impl.coordinator.records import GroupMetadataRecord
+from kverify.impl.member import Member, MemberConfig
+from kverify.impl.member import behaviours as MB
+from kverify.impl.member.codec import CodecError, decode_assignment
+from kverify.invariants.core import Invariant, Violation
+from kverify.invariants.group import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE, VALID_PREVIOUS,
+                                      ClientView, CommitEvent, GroupView, group_invariants, group_sometimes)
+from kverify.model.protocol import Protocol
+from kverify.model.worlds.network import REQ, RESP, Net
+
+PARAMS = {
+    "members": (2, "consumer processes (slots m0..)"),
+    "partitions": (1, "partitions of the one subscribed topic"),
+    "protocol": ("eager", "rebalance protocol: eager (range assignor) or cooperative (cooperative-sticky)"),
+    "static": (False, "members set group.instance.id (static membership)"),
+    "group": ("group", "group id (its hash picks the coordinator's offsets partition)"),
+    "events": (2, "budget of process starts, restarts and leaves"),
+    "faults": (0, "budget of crashes and pauses"),
+    "losses": (0, "budget of lost messages"),
+    "ticks": (2, "budget of time jumps"),
+    "settle_ticks": (8, "extra time jumps once `ticks` is spent, only when nothing else can happen and the group is not settled (lets a rebalance finish: recoverability)"),
+    "commits": (1, "budget of offset commits sent"),
+    "max_generation": (3, "no events, faults or losses once the group generation reaches this"),
+    "max_offset": (1, "log end offset of every partition (bounds consumer positions)"),
+    "fifo": (True, "FIFO per connection (TCP); False = any in-flight message may overtake"),
+    "tick_choices": (1, "how many of the next distinct deadlines a tick may jump to"),
+    "request_timeouts": (False, "request timeouts are tick targets too (time may also pass them on other ticks)"),
+    "synchronous": (False, "timers fire only while no message to or from a running member is in flight, only settled members leave, a process pauses only with no request in flight, a crash loses the requests not yet delivered, the MEMBER_ID_REQUIRED round trip is not interleaved (the abstract model's assumptions; used by refinement)"),
+    "expiration": (False, "coordinator offset expiry task on (retention below, checked every 5 s)"),
+    "retention_ms": (1000, "offsets retention when expiration is on"),
+    "commit_on_revoke": (False, "the application commits synchronously in onPartitionsRevoked"),
+}
+
+# Behaviours the world can exercise (each goes to the component it belongs to). Not here: kafka-13636
+# (needs offsets of a topic the group no longer subscribes: members here never change subscription),
+# kafka-14196 (needs auto-commit), kafka-12890 (a member that heartbeats but never syncs: the world's
+# members always sync; a lost SyncGroup makes them rejoin after the request timeout).
+SUPPORTS = frozenset({
+    CB.STALE_GENERATION_COMMIT, CB.NO_GENERATION_BUMP, CB.MATH_ABS_COORDINATOR, CB.LEADER_NOT_REELECTED,
+    CB.STATIC_REPLACE_IN_COMPLETING, CB.DUPLICATE_STATIC_MEMBER,
+    MB.SYNC_REBALANCE_RESETS_GENERATION, MB.JOIN_PREPARE_ONCE, MB.COMMIT_UNOWNED,
+})
+# World parameters under which each supported behaviour is exercised, and the engine that catches it
+# (tests/test_group_world.py proves each row; the bug zoo can use them). 13891 is exercised (cooperative
+# SyncGroup REBALANCE_IN_PROGRESS) but no invariant here sees its effect (partitions lost instead of
+# revoked: records re-processed), so it has no row.
+HUNT_PARAMS = {
+    CB.NO_GENERATION_BUMP: ({}, "explorer"),
+    CB.LEADER_NOT_REELECTED: ({}, "explorer"),
+    CB.MATH_ABS_COORDINATOR: ({"group": "polygenelubricants"}, "explorer"),
+    MB.COMMIT_UNOWNED: ({"partitions": 2}, "explorer"),
+    CB.STALE_GENERATION_COMMIT: ({"fifo": False, "faults": 2, "ticks": 6, "commits": 3, "events": 4, "losses": 1,
+                                  "tick_choices": 3}, "walk"),
+    CB.DUPLICATE_STATIC_MEMBER: ({"static": True, "faults": 2, "ticks": 6, "commits": 3, "events": 4, "losses": 1,
+                                  "tick_choices": 3}, "walk"),
+    CB.STATIC_REPLACE_IN_COMPLETING: ({"static": True, "faults": 2, "ticks": 6, "commits": 3, "events": 4,
+                                       "losses": 1, "tick_choices": 3}, "walk"),
+    MB.JOIN_PREPARE_ONCE: ({"protocol": "cooperative", "faults": 0, "events": 2, "ticks": 6, "commits": 0,
+                            "tick_choices": 3}, "walk"),
+}
+COORDINATOR_BEHAVIOURS = frozenset({CB.STALE_GENERATION_COMMIT, CB.NO_GENERATION_BUMP, CB.MATH_ABS_COORDINATOR,
+                                    CB.LEADER_NOT_REELECTED, CB.NO_SYNC_BARRIER, CB.STATIC_REPLACE_IN_COMPLETING,
+                                    CB.DUPLICATE_STATIC_MEMBER, CB.EXPIRE_WHILE_REBALANCING})
+
+TOPIC = "t"
+CID_STRIDE = 1_000_000          # slot m uses correlation ids (m+1)*CID_STRIDE + 1, + 2, ...
+SESSION_MS, HEARTBEAT_MS, POLL_MS, REQUEST_MS = 10_000, 3_000, 20_000, 30_000
+STATE_CODES = {"Empty": EMPTY, "PreparingRebalance": PREPARING, "CompletingRebalance": COMPLETING,
+               "Stable": STABLE, "Dead": DEAD}
+FAULT_ACTIONS = frozenset({"crash", "pause", "lose"})
+MEMBER_ACTIONS = ("start", "restart", "poll", "commit", "leave", "crash", "pause", "resume")
+
+
+def make(params: dict, behaviours: frozenset) -> "GroupWorld":
+    return GroupWorld(params, behaviours)
+
+
+_UNSET = object()
+
+
+class _RecordingLog:
+    """The coordinator's __consumer_offsets log for one step: appends succeed at once; the last
+    group metadata record is kept (the world's ghost of what a reload would bring back)."""
+    __slots__ = ("last",)
+
+    def __init__(self):
+        self.last = None
+
+    def append(self, partition, records):
+        for r in records:
+            if isinstance(r, GroupMetadataRecord):
+                self.last = r
+        return E.NONE
+
+
+class WorldState:
+    """One state of the world. Never mutated once built; equality and hash use snapshots."""
+    __slots__ = ("coord", "csnap", "members", "msnaps", "net", "started", "paused", "budget",
+                 "delivered", "persisted", "gepoch", "conns", "answers", "counts", "last", "_key", "_hash", "_view", "_g", "_cpart",
+                 "_cviews")
+
+    def __init__(self, coord, csnap, members, msnaps, net, started, paused, budget, delivered, persisted,
+                 gepoch, conns, answers, counts, last=None):
+        self.coord = coord
+        self.csnap = csnap
+        self.members = members
+        self.msnaps = msnaps
+        self.net = net
+        self.started = started
+        self.paused = paused
+        self.budget = budget            # (events, faults, losses, ticks, commits)
+        self.delivered = delivered      # ((generation, per-slot partition masks), ...) answered to SyncGroup
+        self.persisted = persisted      # (generation, members mask, leader slot, assignment) of the last group record
+        self.gepoch = gepoch            # +1 each time the group disappears from the coordinator (deleted)
+        self.conns = conns              # per slot: number of the member's current connection
+        self.answers = answers          # per slot: last group answer to this incarnation (see `_answers`)
+        self.counts = counts            # per partition: number of acknowledged member commits (refinement)
+        self.last = last                # what the step that built this state did (not part of equality)
+        self._key = None
+        self._hash = None
+        self._view = None
+        self._g = _UNSET          # caches, inherited by successors that share the coordinator
+        self._cpart = None
+        self._cviews = None
+
+    def group(self, group_id):
+        g = self._g
+        if g is _UNSET:
+            g = self._g = self.coord.group(group_id)
+        return g
+
+    @property
+    def now(self) -> int:
+        return self.coord.now
+
+    def key(self):
+        k = self._key
+        if k is None:
+            k = self._key = (self.csnap, self.msnaps, self.net, self.started, self.paused, self.budget,
+                             self.delivered, self.persisted, self.gepoch, self.conns,
+                             self.answers, self.counts)
+        return k
+
+    def __hash__(self):
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self.key())
+        return h
+
+    def __eq__(self, other):
+        return isinstance(other, WorldState) and (self is other or (hash(self) == hash(other)
+                                                                    and self.key() == other.key()))
+
+    def __repr__(self):
+        return f"WorldState(now={self.now}, budget={self.budget}, in_flight={self.net.size()})"
+
+
+class StepInfo:
+    """What one step did, for the step invariants: accepted commits, states passed, replies."""
+    __slots__ = ("accepted", "passed", "replies")
+
+    def __init__(self, accepted=(), passed=(), replies=()):
+        self.accepted = accepted
+        self.passed = passed
+        self.replies = replies
+
+
+_NO_STEP = StepInfo()
+
+
+class GroupWorld(Protocol):
+    name = "group-world"
+
+    def __init__(self, params: dict, behaviours: frozenset = frozenset()):
+        full = {k: v[0] for k, v in PARAMS.items()}
+        full.update(params or {})
+        self.params = full
+        self.behaviours = frozenset(behaviours)
+        self.n = int(full["members"])
+        self.p = int(full["partitions"])
+        if not 1 <= self.n <= 8:
+            raise ValueError("group-world: members must be between 1 and 8")
+        if not 1 <= self.p <= 6:
+            raise ValueError("group-world: partitions must be between 1 and 6")
+        if full["protocol"] not in ("eager", "cooperative"):
+            raise ValueError("group-world: protocol must be eager or cooperative")
+        for key in ("events", "faults", "losses", "ticks", "commits", "max_generation", "max_offset", "settle_ticks"):
+            if int(full[key]) < 0:
+                raise ValueError(f"group-world: {key} must be >= 0")
+        if int(full["tick_choices"]) < 1:
+            raise ValueError("group-world: tick_choices must be >= 1")
+        self.group_id = str(full["group"])
+        self.fifo = bool(full["fifo"])
+        self.max_gen = int(full["max_generation"])
+        self.tick_choices = int(full["tick_choices"])
+        self.request_timeouts = bool(full["request_timeouts"])
+        self.synchronous = bool(full["synchronous"])
+        self.coord_behaviours = self.behaviours & COORDINATOR_BEHAVIOURS
+        self.member_behaviours = self.behaviours - COORDINATOR_BEHAVIOURS
+        self.coord_config = CoordinatorConfig(
+            group_initial_rebalance_delay_ms=3000, group_min_session_timeout_ms=6000,
+            offsets_expiration_enabled=bool(full["expiration"]), offsets_retention_ms=int(full["retention_ms"]),
+            offsets_retention_check_interval_ms=5000)
+        assignors = ("range",) if full["protocol"] == "eager" else ("cooperative-sticky",)
+        self.member_configs = tuple(
+            MemberConfig(self.group_id, topics=(TOPIC,), assignors=assignors,
+                         instance_id=f"i{m}" if full["static"] else None, client_id=f"m{m}",
+                         session_timeout_ms=SESSION_MS, rebalance_timeout_ms=POLL_MS,
+                         heartbeat_interval_ms=HEARTBEAT_MS, request_timeout_ms=REQUEST_MS,
+                         cluster={TOPIC: self.p}, commit_on_revoke=bool(full["commit_on_revoke"]),
+                         fetch_per_poll=1, max_offset=int(full["max_offset"]), record_events=False,
+                         correlation_base=(m + 1) * CID_STRIDE)
+            for m in range(self.n))
+        self.static = bool(full["static"])
+        self.all_parts = (1 << self.p) - 1
+        self._invs = group_invariants(self.view, self.step_views) + (
+            Invariant("coordinator-partition-in-range",
+                      "the group's coordinator is an existing __consumer_offsets partition (0 <= p < n)",
+                      self._check_partition, "state", (CB.MATH_ABS_COORDINATOR,)),
+            Invariant("one-member-per-instance",
+                      "the coordinator holds at most one member per group.instance.id",
+                      self._check_static_unique, "state", (CB.DUPLICATE_STATIC_MEMBER,)),
+            Invariant("reset-member-owns-nothing",
+                      "a running consumer whose generation was reset owns no partitions once its poll ran (onPartitionsLost)",
+                      self._check_reset_owns_nothing, "state", (MB.JOIN_PREPARE_ONCE,)),
+            Invariant("owners-have-assignments",
+                      "in a Stable group every member of the generation owns a non-empty assignment when there are at least as many partitions as members",
+                      self._check_assigned, "state", (CB.STATIC_REPLACE_IN_COMPLETING,)),
+        )
+        # zombie-fenced needs a process that stops (pause/crash budget): without faults it is not required
+        self._some = tuple(x for x in group_sometimes(self.view, self.n, failover=False)
+                           if x.name != "zombie-fenced" or int(full["faults"]) > 0)
+        self._init = None
+        self._refinement = None
+        from kverify.model import refine as _refine
+        if _refine.refinable(self):
+            # the hook engines call after every step (stateful_tests/machine.py); only offered for
+            # configurations the abstract model describes (see model/refine.py REQUIRED)
+            self.check_refinement = self._check_refinement
+
+    def _check_refinement(self, prev, action, nxt, step_index: int):
+        from kverify.model import refine as _refine
+        if self._refinement is None:
+            self._refinement = _refine.GroupRefinement(self)
+        msg = self._refinement.check(prev, action, nxt)
+        return None if msg is None else Violation("refines-group-model", msg, step_index)
+
+    # --- Protocol: the transition system ------------------------------------------------------
+    def init_states(self):
+        if self._init is None:
+            coord = GroupCoordinator(self.coord_config, self.coord_behaviours, log=_RecordingLog())
+            members = tuple(Member(c, self.member_behaviours, now=0) for c in self.member_configs)
+            p = self.params
+            budget = (int(p["events"]), int(p["faults"]), int(p["losses"]), int(p["ticks"]), int(p["commits"]),
+                      int(p["settle_ticks"]))
+            self._init = [WorldState(coord, coord.snapshot(), members, tuple(m.snapshot() for m in members),
+                                     Net.empty(self.n), (False,) * self.n, (False,) * self.n, budget, (),
+                                     (0, 0, -1, None), 0, (0,) * self.n, (None,) * self.n, (0,) * self.p,
+                                     StepInfo())]
+        return self._init
+
+    def invariants(self):
+        return self._invs
+
+    def sometimes(self):
+        return self._some
+
+    def is_fault(self, action) -> bool:
+        return action[0] in FAULT_ACTIONS
+
+    def abstract(self, s):
+        """What the group invariants see (coverage counting): the group and the clients, without the
+        coordinator's timers, correlation ids, clocks and the network."""
+        v = self.view(s)
+        return (v.state, v.generation, v.leader, v.members, v.assignment, v.offsets, v.clients)
+
+    def actions(self, s: WorldState):
+        events, faults, losses, ticks, commits, settle = s.budget
+        g = s.group(self.group_id)
+        env_ok = g is None or g.generation_id < self.max_gen
+        if self.synchronous:
+            focus = [m for m in range(self.n) if s.members[m].alive and self._pending(g, m)
+                     and (s.net.requests[m] or s.net.responses[m])]
+            if focus:       # the MEMBER_ID_REQUIRED round trip completes before anything else happens
+                m = focus[0]
+                return ([("deliver", m, cid) for cid in s.net.deliverable(REQ, m, self.fifo)]
+                        + [("receive", m, cid) for cid in s.net.deliverable(RESP, m, self.fifo) if not s.paused[m]])
+        out = []
+        for m in range(self.n):
+            mem = s.members[m]
+            paused = s.paused[m]
+            if not s.started[m]:
+                if events and env_ok:
+                    out.append(("start", m))
+            elif mem.alive and not paused:
+                stoppable = not self.synchronous or not self._pending(g, m)
+                if self._poll_useful(mem, s.now):
+                    out.append(("poll", m))
+                if commits and self._would_commit(mem):
+                    out.append(("commit", m))
+                if events and env_ok and (not self.synchronous or self._settled(mem)):
+                    out.append(("leave", m))
+                if faults and env_ok and stoppable:
+                    if not self.synchronous or (s.answers[m] is not None and not s.net.requests[m]):
+                        out.append(("pause", m))
+                    out.append(("crash", m))
+            elif mem.alive:
+                out.append(("resume", m))
+                if faults and env_ok and (not self.synchronous or not self._pending(g, m)):
+                    out.append(("crash", m))
+            elif events and env_ok and self._may_restart(g, m):
+                out.append(("restart", m))
+            for cid in s.net.deliverable(REQ, m, self.fifo):
+                out.append(("deliver", m, cid))
+            if not paused:
+                for cid in s.net.deliverable(RESP, m, self.fifo):
+                    out.append(("receive", m, cid))
+            if losses and env_ok:
+                for cid in s.net.deliverable(REQ, m, self.fifo):
+                    out.append(("lose", REQ, m, cid))
+                for cid in s.net.deliverable(RESP, m, self.fifo):
+                    out.append(("lose", RESP, m, cid))
+        if ticks and (not self.synchronous or self._network_idle(s)):
+            for t in self.tick_targets(s):
+                out.append(("tick", t))
+        elif (not ticks and settle and not s.net.size() and not any(a[0] == "poll" for a in out)
+              and not self.is_quiescent_good(s)):
+            for t in self.tick_targets(s)[:1]:
+                out.append(("settle", t))
+        return out
+
+    def _would_commit(self, mem) -> bool:
+        """commit() would send a request (otherwise it is a local no-op, not worth a step). The
+        application uses commitSync: no second commit while one is in flight."""
+        if mem.blocked is not None or mem.generation_if_stable() is None:
+            return False
+        if any(f.kind == "commit" for f in mem.inflight.values()):
+            return False
+        return bool(mem.consuming) or bool(mem.stale_positions)
+
+    @staticmethod
+    def _pending(g, m) -> bool:
+        """The coordinator holds this process as a pending member (MEMBER_ID_REQUIRED answered, its
+        second JoinGroup not handled yet): a pending member blocks the join phase until it expires,
+        which the abstract model (no MEMBER_ID_REQUIRED) does not have, so synchronous mode does
+        not stop a process right then."""
+        prefix = f"m{m}-"
+        return g is not None and any(pid.startswith(prefix) for pid in g.pending_members)
+
+    @staticmethod
+    def _settled(mem) -> bool:
+        return mem.state == "STABLE" and mem.join_cid is None and not mem.rejoin_needed
+
+    def _network_idle(self, s) -> bool:
+        """No message to or from a running member is in flight (synchronous mode)."""
+        for m in range(self.n):
+            if s.started[m] and s.members[m].alive and not s.paused[m]:
+                if s.net.requests[m] or s.net.responses[m]:
+                    return False
+        return True
+
+    @staticmethod
+    def _poll_useful(mem, now) -> bool:
+        """poll() would send something or change the member (else it is a stutter, not a step)."""
+        trial = mem.copy()
+        return bool(trial.poll(now)) or trial.snapshot() != mem.snapshot()
+
+    def _may_restart(self, g, m) -> bool:
+        if self.static or g is None:
+            return True
+        cid = f"m{m}"
+        return all(v.client_id != cid for v in g.members.values())
+
+    def tick_targets(self, s: WorldState) -> list:
+        """The next `tick_choices` distinct times at which something is due: coordinator tasks, member
+        heartbeat/session/poll timers (and request timeouts when `request_timeouts`)."""
+        now = s.now
+        cands = set()
+        for deadline, _key, _payload in s.coord.internal.timers():
+            cands.add(deadline + 1)       # MockTimer fires tasks whose deadline is < now
+        for m in range(self.n):
+            mem = s.members[m]
+            if not s.started[m] or s.paused[m] or not mem.alive:
+                continue
+            c = mem.config
+            if mem.state in ("COMPLETING_REBALANCE", "STABLE"):
+                # an overdue heartbeat goes out at the heartbeat thread's next round (it may have
+                # spent the last one rediscovering the coordinator)
+                cands.add(max(mem.hb_deadline, now + c.retry_backoff_ms))
+                cands.add(mem.session_deadline)
+                cands.add(mem.poll_deadline)
+            if self.request_timeouts:
+                for f in mem.inflight.values():
+                    cands.add(f.sent_at + (c.join_timeout_ms if f.kind == "join" else c.request_timeout_ms))
+        return sorted(t for t in cands if t > now)[:self.tick_choices]
+
+    def step(self, s: WorldState, a: tuple) -> WorldState:
+        kind = a[0]
+        if kind in MEMBER_ACTIONS:
+            return self._member_step(s, kind, a[1])
+        if kind == "deliver":
+            return self._deliver(s, a[1], a[2])
+        if kind == "receive":
+            return self._receive(s, a[1], a[2])
+        if kind == "lose":
+            _msg, net = s.net.take(a[1], a[2], a[3])
+            ev, fa, lo, ti, co, se = s.budget
+            return self._build(s, net=net, budget=(ev, fa, lo - 1, ti, co, se))
+        if kind in ("tick", "settle"):
+            return self._tick(s, a[1], kind == "settle")
+        raise ValueError(f"group-world: unknown action {a!r}")
+
+    # --- steps ------------------------------------------------------------------------------------
+    def _member_step(self, s, kind, m):
+        ev, fa, lo, ti, co, se = s.budget
+        now = s.now
+        started, paused = s.started, s.paused
+        if kind == "pause":
+            return self._build(s, paused=_set(paused, m, True), budget=(ev, fa - 1, lo, ti, co, se))
+        if kind == "resume":
+            return self._build(s, paused=_set(paused, m, False))
+        mem = s.members[m].copy()
+        if kind == "start":
+            reqs = mem.start(now)
+            started = _set(started, m, True)
+            ev -= 1
+        elif kind == "restart":
+            reqs = mem.restart(now)
+            paused = _set(paused, m, False)
+            ev -= 1
+        elif kind == "poll":
+            reqs = mem.poll(now)
+        elif kind == "commit":
+            reqs = mem.commit(None, now)
+            co -= 1
+        elif kind == "leave":
+            reqs = mem.leave(now)
+            ev -= 1
+        else:   # crash
+            reqs = mem.crash(now)
+            paused = _set(paused, m, False)
+            fa -= 1
+        members = _set(s.members, m, mem)
+        net = s.net
+        if self.synchronous and kind in ("crash", "leave", "restart"):
+            net = net.drop_requests(m)      # the closed connection loses what it had not delivered
+        conns = _reconnect(s.conns, m, s.members[m], mem, None)
+        answers = s.answers if mem.alive else _set(s.answers, m, None)
+        if kind in ("start", "restart"):
+            answers = _set(answers, m, None)
+        return self._build(s, members=members, changed=(m,), net=net.send(m, reqs, conns[m]), started=started,
+                           paused=paused, budget=(ev, fa, lo, ti, co, se), conns=conns, answers=answers)
+
+    def _deliver(self, s, m, cid):
+        req, net = s.net.take(REQ, m, cid)
+        log = _RecordingLog()
+        coord = s.coord.copy(log=log)
+        before = s.group(self.group_id)
+        replies = coord.handle(req)
+        net = self._route(net, replies)
+        accepted = ()
+        if isinstance(req, OffsetCommitRequest):
+            accepted = self._accepted(req, m, replies)
+        return self._after_coordinator(s, coord, log, before, net, replies, accepted)
+
+    def _tick(self, s, t, settle=False):
+        log = _RecordingLog()
+        coord = s.coord.copy(log=log)
+        before = s.group(self.group_id)
+        replies = coord.advance(t - s.now)
+        net = self._route(s.net, replies)
+        members = list(s.members)
+        changed = []
+        conns = s.conns
+        for m in range(self.n):
+            mem = members[m]
+            if not s.started[m] or s.paused[m] or not mem.alive:
+                continue
+            mem = mem.copy()
+            reqs = mem.tick(t)
+            reqs = reqs + mem.poll(t)        # the application keeps polling while time passes
+            members[m] = mem
+            changed.append(m)
+            conns = _reconnect(conns, m, s.members[m], mem, None)
+            net = net.send(m, reqs, conns[m])
+        ev, fa, lo, ti, co, se = s.budget
+        budget = (ev, fa, lo, ti, co, se - 1) if settle else (ev, fa, lo, ti - 1, co, se)
+        s2 = self._build(s, members=tuple(members), changed=tuple(changed), net=net,
+                         budget=budget, conns=conns, defer=True)
+        after = coord.group(self.group_id)
+        expired = ()
+        if before is not None:
+            gone = 0
+            for q in range(self.p):
+                tp = (TOPIC, q)
+                if _has_offset(before, tp) and (after is None or not _has_offset(after, tp)):
+                    gone |= 1 << q
+            if gone:   # retention expiry: a configured deletion, viewed as an explicit reset
+                expired = (CommitEvent(-1, -1, gone, True),)
+        return self._after_coordinator(s2, coord, log, before, s2.net, replies, expired)
+
+    def _receive(self, s, m, cid):
+        resp, net = s.net.take(RESP, m, cid)
+        mem = s.members[m].copy()
+        reqs = mem.on_response(cid, resp, s.now)
+        reqs = reqs + mem.poll(s.now)        # responses are handled inside the application's poll()
+        conns = _reconnect(s.conns, m, s.members[m], mem, cid)
+        answers = s.answers if mem.alive else _set(s.answers, m, None)
+        return self._build(s, members=_set(s.members, m, mem), changed=(m,), net=net.send(m, reqs, conns[m]),
+                           conns=conns, answers=answers)
+
+    def _route(self, net, replies):
+        for r in replies:
+            slot = r.correlation_id // CID_STRIDE - 1
+            if 0 <= slot < self.n:
+                net = net.reply(slot, r.correlation_id, r.response)
+        return net
+
+    def _accepted(self, req, m, replies):
+        mask = 0
+        for r in replies:
+            if r.correlation_id == req.correlation_id and isinstance(r.response, OffsetCommitResponse):
+                for tp, err in r.response.partition_errors:
+                    if err == E.NONE and tp.topic == TOPIC:
+                        mask |= 1 << tp.partition
+        if not mask:
+            return ()
+        if req.generation_id < 0 and not req.member_id:
+            return (CommitEvent(-1, -1, mask),)
+        return (CommitEvent(m, req.generation_id, mask),)
+
+    def _after_coordinator(self, s, coord, log, before, net, replies, accepted):
+        """Common tail of steps that ran the coordinator: ghosts (delivered, persisted, epoch)."""
+        after = coord.group(self.group_id)
+        delivered = s.delivered
+        gepoch = s.gepoch
+        if before is not None and after is None:      # the group was deleted: a new group may start at 0
+            gepoch += 1
+            delivered = ()
+        if after is not None and any(isinstance(r.response, SyncGroupResponse) and r.response.error == E.NONE
+                                     for r in replies):
+            asg = self._assignment(after)
+            entry = (after.generation_id, asg)
+            if entry not in delivered:
+                delivered = delivered + (entry,)
+        persisted = s.persisted
+        if log.last is not None and log.last.group_id == self.group_id:
+            persisted = self._persisted(log.last)
+        passed = ()
+        if before is not None and after is not None:
+            passed = _passed(STATE_CODES[before.state], STATE_CODES[after.state],
+                             after.generation_id - before.generation_id)
+        elif before is None and after is not None and after.state != "Empty":
+            passed = _passed(EMPTY, STATE_CODES[after.state], after.generation_id)
+        coord._log = None   # the recording log belongs to this step only
+        answers = self._answers(s, after, replies)
+        counts = s.counts
+        for ev in accepted:
+            if ev.member >= 0:
+                counts = tuple(c + ((ev.partitions >> q) & 1) for q, c in enumerate(counts))
+        return self._build(s, coord=coord, net=net, delivered=delivered, persisted=persisted, gepoch=gepoch,
+                           answers=answers, counts=counts, last=StepInfo(accepted, passed, tuple(replies)))
+
+    def _answers(self, s, g, replies) -> tuple:
+        """Ghost for refinement: per slot, the coordinator's last group-protocol answer to the current
+        process incarnation, as (kind, generation, owned mask, acted generation) with kind "idle"
+        (an error: it must rejoin), "join" (JoinGroup answered), "sync" (SyncGroup answered with an
+        assignment); None until the coordinator first holds this incarnation as a member. Derived
+        only from the replies the coordinator produced (responses the process would ignore do not
+        count) and from its membership."""
+        answers = list(s.answers)
+        for m in range(self.n):
+            if answers[m] is None and g is not None and s.started[m] and s.members[m].alive:
+                mid = s.members[m].generation.member_id
+                if mid and mid in g.members:
+                    answers[m] = ("idle", -1, 0, -1)
+        for r in replies:
+            m = r.correlation_id // CID_STRIDE - 1
+            if not 0 <= m < self.n or answers[m] is None or not s.members[m].wants(r.correlation_id):
+                continue
+            kind, gen, _owned, acted = answers[m]
+            resp = r.response
+            if isinstance(resp, JoinGroupResponse):
+                if resp.error == E.NONE:
+                    answers[m] = ("join", resp.generation_id, 0, acted)
+                elif resp.error != E.MEMBER_ID_REQUIRED:
+                    answers[m] = ("idle", gen, 0, acted)
+            elif isinstance(resp, SyncGroupResponse):
+                if resp.error == E.NONE and g is not None:
+                    try:
+                        mask = self._masks(decode_assignment(resp.assignment)) if resp.assignment else 0
+                    except CodecError:
+                        mask = 0
+                    answers[m] = ("sync", g.generation_id, mask, g.generation_id)
+                else:
+                    answers[m] = ("idle", gen, 0, acted)
+            elif isinstance(resp, OffsetCommitResponse):
+                if any(err != E.NONE for _tp, err in resp.partition_errors):
+                    answers[m] = ("idle", gen, 0, acted)
+        return tuple(answers)
+
+    def _build(self, s, *, coord=None, members=None, changed=(), net=None, started=None, paused=None,
+               budget=None, delivered=None, persisted=None, gepoch=None, conns=None, answers=None, counts=None,
+               last=None, defer=False):
+        coord = s.coord if coord is None else coord
+        csnap = s.csnap if coord is s.coord else coord.snapshot()
+        members = s.members if members is None else members
+        msnaps = s.msnaps
+        if changed:
+            ms = list(msnaps)
+            for m in changed:
+                ms[m] = members[m].snapshot()
+            msnaps = tuple(ms)
+        net = s.net if net is None else net
+        if conns is not None and conns != s.conns:
+            net, conns = _renumber(net, conns)
+        if not defer:
+            for m in range(self.n):
+                if net.responses[m]:
+                    net = net.drop_responses(m, members[m].wants)
+        out = WorldState(coord, csnap, members, msnaps, net,
+                         s.started if started is None else started,
+                         s.paused if paused is None else paused,
+                         s.budget if budget is None else budget,
+                         s.delivered if delivered is None else delivered,
+                         s.persisted if persisted is None else persisted,
+                         s.gepoch if gepoch is None else gepoch,
+                         s.conns if conns is None else conns,
+                         s.answers if answers is None else answers,
+                         s.counts if counts is None else counts,
+                         last if last is not None else _NO_STEP)
+        if coord is s.coord:
+            out._g = s._g
+            out._cpart = s._cpart
+            if s._cviews is not None:
+                cv = s._cviews
+                if changed:
+                    cv = list(cv)
+                    for m in changed:
+                        cv[m] = None
+                    cv = tuple(cv)
+                out._cviews = cv
+        return out
+
+    # --- reading the coordinator --------------------------------------------------------------------
+    @staticmethod
+    def slot_of(client_id: str) -> int:
+        return int(client_id[1:]) if client_id[:1] == "m" and client_id[1:].isdigit() else -1
+
+    def _masks(self, partitions) -> int:
+        mask = 0
+        for tp in partitions:
+            if tp.topic == TOPIC and 0 <= tp.partition < self.p:
+                mask |= 1 << tp.partition
+        return mask
+
+    def _assignment(self, g) -> Optional[tuple]:
+        """The stored assignment of the group's generation, per slot (None when nothing is stored)."""
+        out = [0] * self.n
+        stored = False
+        for mv in g.members.values():
+            if not mv.assignment:
+                continue
+            stored = True
+            slot = self.slot_of(mv.client_id)
+            try:
+                parts = decode_assignment(mv.assignment)
+            except CodecError:
+                continue
+            if 0 <= slot < self.n:
+                out[slot] |= self._masks(parts)
+        return tuple(out) if stored else None
+
+    def _persisted(self, rec: GroupMetadataRecord) -> tuple:
+        mask, leader, asg, stored = 0, -1, [0] * self.n, False
+        for mr in rec.members:
+            slot = self.slot_of(mr.client_id)
+            if not 0 <= slot < self.n:
+                continue
+            mask |= 1 << slot
+            if mr.member_id == rec.leader_id:
+                leader = slot
+            if mr.assignment:
+                stored = True
+                try:
+                    asg[slot] |= self._masks(decode_assignment(mr.assignment))
+                except CodecError:
+                    pass
+        return (rec.generation_id, mask, leader, tuple(asg) if stored else None)
+
+    # --- views for the invariants -------------------------------------------------------------------
+    def view(self, s: WorldState) -> GroupView:
+        v = s._view
+        if v is not None:
+            return v
+        cp = s._cpart
+        if cp is None:
+            cp = s._cpart = self._coord_part(s.group(self.group_id))
+        cv = s._cviews
+        if cv is None or None in cv:
+            cv = tuple(c if c is not None else self._client_view(s, m)
+                       for m, c in enumerate(cv or (None,) * self.n))
+            s._cviews = cv
+        state, gen, leader, members, asg, offsets = cp
+        v = s._view = GroupView(s.gepoch, state, gen, leader, members, asg, offsets, cv, s.delivered)
+        return v
+
+    def _coord_part(self, g) -> tuple:
+        if g is None:
+            return (EMPTY, 0, -1, 0, None, (0,) * self.p)
+        leader = -1
+        members = 0
+        for mid, mv in g.members.items():
+            slot = self.slot_of(mv.client_id)
+            if 0 <= slot < self.n:
+                members |= 1 << slot
+                if mid == g.leader_id:
+                    leader = slot
+        if g.leader_id is not None and leader < 0:
+            leader = self.n          # a leader id that is no member: a slot outside every mask
+        asg = self._assignment(g) if g.state in ("Stable", "PreparingRebalance") else None
+        offsets = tuple(_offset(g, (TOPIC, q)) for q in range(self.p))
+        return (STATE_CODES[g.state], g.generation_id, leader, members, asg, offsets)
+
+    def _client_view(self, s, m) -> ClientView:
+        mem = s.members[m]
+        alive = s.started[m] and mem.alive
+        owned = self._masks(mem.owned) if alive else 0
+        acted = mem.sticky_memory[1] if (alive and mem.sticky_memory is not None) else -1
+        can = alive and bool(owned) and self._coordinator_accepts(s, mem)
+        return ClientView(alive, mem.generation.generation_id if alive else -1, acted, owned, can)
+
+    def _coordinator_accepts(self, s, mem) -> bool:
+        """Would the coordinator accept an offset commit this member could send right now? (asked
+        of a throw-away copy of the coordinator, so every behaviour is taken into account)"""
+        g = mem.generation_if_stable()
+        if g is None:
+            return False
+        grp = s.group(self.group_id)
+        if (grp is not None and g.generation_id == grp.generation_id and g.member_id in grp.members
+                and grp.state in ("Stable", "PreparingRebalance")):
+            return True      # Kafka's rule for a member of the current generation (shortcut)
+        trial = s.coord.copy(log=_RecordingLog())
+        parts = tuple(sorted(mem.owned))
+        req = OffsetCommitRequest(self.group_id, g.generation_id, g.member_id, mem.config.instance_id,
+                                  tuple((tp, OffsetAndMetadata(0)) for tp in parts), correlation_id=0)
+        replies = trial.handle(req)
+        return bool(replies) and all(err == E.NONE for r in replies
+                                     if isinstance(r.response, OffsetCommitResponse)
+                                     for _tp, err in r.response.partition_errors)
+
+    def step_views(self, prev: WorldState, action, nxt: WorldState):
+        a = self.view(prev)
+        b = self.view(nxt)
+        info = nxt.last
+        if info is not None and (info.accepted or info.passed):
+            b = b._replace(accepted=info.accepted, passed=info.passed)
+        if nxt.gepoch != prev.gepoch:
+            # the group was deleted (offset expiry of an Empty group): what the old group delivered
+            # does not constrain the new one, which starts again at generation 0
+            a = a._replace(delivered=())
+        return a, b
+
+    # --- world-specific invariants -----------------------------------------------------------------
+    def _check_partition(self, s) -> Optional[str]:
+        n = self.coord_config.offsets_partitions
+        p = s.coord.internal.partition_of(self.group_id)
+        if not 0 <= p < n:
+            return f"group {self.group_id!r} is coordinated by partition {p}, outside 0..{n - 1}"
+        return None
+
+    def _check_static_unique(self, s) -> Optional[str]:
+        g = s.group(self.group_id)
+        if g is None:
+            return None
+        seen = {}
+        for mid, mv in g.members.items():
+            if mv.group_instance_id is None:
+                continue
+            other = seen.setdefault(mv.group_instance_id, mid)
+            if other != mid:
+                return f"instance {mv.group_instance_id} held by two members: {other} and {mid}"
+        return None
+
+    def _check_reset_owns_nothing(self, s) -> Optional[str]:
+        """Every world step ends with the running members' poll() (responses and ticks are handled
+        inside it), and onJoinPrepare declares all partitions lost when the generation is reset."""
+        for m in range(self.n):
+            mem = s.members[m]
+            if (s.started[m] and mem.alive and not s.paused[m] and mem.owned
+                    and mem.generation.generation_id < 0 and mem.blocked is None):
+                return (f"m{m} has no generation (member id {mem.generation.member_id!r}) but still owns "
+                        f"{_parts(self._masks(mem.owned))}")
+        return None
+
+    def _check_assigned(self, s) -> Optional[str]:
+        g = s.group(self.group_id)
+        if g is None or g.state != "Stable" or len(g.members) > self.p or self.params["protocol"] != "eager":
+            return None
+        for mid, mv in sorted(g.members.items()):
+            parts = ()
+            try:
+                parts = decode_assignment(mv.assignment) if mv.assignment else ()
+            except CodecError:
+                pass
+            if not parts:
+                return f"member {mv.client_id} ({mid}) is in Stable generation {g.generation_id} with an empty assignment"
+        return None
+
+    # --- reports ------------------------------------------------------------------------------------
+    def participants(self):
+        return tuple(f"member m{m}" for m in range(self.n)) + ("coordinator",)
+
+    def arrow(self, action):
+        kind = action[0]
+        if kind == "deliver":
+            return (f"member m{action[1]}", "coordinator")
+        if kind == "receive":
+            return ("coordinator", f"member m{action[1]}")
+        if kind == "lose":
+            src, dst = (f"member m{action[2]}", "coordinator")
+            return (src, dst) if action[1] == REQ else (dst, src)
+        if kind in MEMBER_ACTIONS:
+            return (f"member m{action[1]}", f"member m{action[1]}")
+        if kind in ("tick", "settle"):
+            return ("coordinator", "coordinator")
+        return None
+
+    def describe(self, s: WorldState) -> dict:
+        g = s.group(self.group_id)
+        group = None
+        if g is not None:
+            asg = self._assignment(g)
+            group = {
+                "state": g.state, "generation": g.generation_id,
+                "leader": self._name_of(g, g.leader_id),
+                "members": {f"{mv.client_id}": {"member_id": mid, "instance": mv.group_instance_id,
+                                                "awaiting_join": mv.awaiting_join, "awaiting_sync": mv.awaiting_sync}
+                            for mid, mv in sorted(g.members.items())},
+                "assignment": None if asg is None else {f"m{i}": _parts(x) for i, x in enumerate(asg) if x},
+                "committed": {f"p{q}": _offset(g, (TOPIC, q)) for q in range(self.p)},
+            }
+        members = {}
+        for m in range(self.n):
+            mem = s.members[m]
+            members[f"m{m}"] = {
+                "process": ("not started" if not s.started[m] else "paused" if s.paused[m] and mem.alive
+                            else "running" if mem.alive else ("fatal: " + mem.fatal if mem.fatal else "down")),
+                "state": mem.state, "generation": mem.generation.generation_id, "member_id": mem.generation.member_id,
+                "owned": _parts(self._masks(mem.owned)), "consuming": _parts(self._masks(mem.consuming)),
+                "positions": {f"p{tp.partition}": o for tp, o in sorted(mem.positions.items())},
+                "in_flight": sorted(f"{f.kind}#{cid}" for cid, f in mem.inflight.items()),
+            }
+        net = [f"m{m}->coordinator {type(e[1]).__name__}#{e[0]}" for m in range(self.n) for e in s.net.requests[m]]
+        net += [f"coordinator->m{m} {type(e[1]).__name__}#{e[0]}" for m in range(self.n) for e in s.net.responses[m]]
+        ev, fa, lo, ti, co, se = s.budget
+        return {"now_ms": s.now, "group": group, "members": members, "in_flight": net,
+                "delivered": [{"generation": gen, "assignment": {f"m{i}": _parts(x) for i, x in enumerate(a) if x}}
+                              for gen, a in s.delivered],
+                "budget": {"events": ev, "faults": fa, "losses": lo, "ticks": ti, "commits": co, "settle_ticks": se}}
+
+    @staticmethod
+    def _name_of(g, member_id):
+        if member_id is None:
+            return None
+        mv = g.members.get(member_id)
+        return mv.client_id if mv is not None else f"{member_id} (not a member)"
+
+    # --- settled, healthy states --------------------------------------------------------------------
+    def is_quiescent_good(self, s: WorldState) -> bool:
+        live = [m for m in range(self.n) if s.started[m] and s.members[m].alive]
+        if any(s.paused[m] for m in live):
+            return False
+        g = s.group(self.group_id)
+        if not live:
+            return g is None or g.state in ("Empty", "Dead")
+        if g is None or g.state != "Stable":
+            return False
+        asg = self._assignment(g)
+        if asg is None:
+            return False
+        members = {self.slot_of(mv.client_id) for mv in g.members.values()}
+        if members != set(live):
+            return False
+        covered = 0
+        for m in live:
+            mem = s.members[m]
+            if mem.state != "STABLE" or mem.generation.generation_id != g.generation_id:
+                return False
+            if self._masks(mem.owned) != asg[m]:
+                return False
+            covered |= asg[m]
+        return covered == self.all_parts
+
+
+# --- helpers ------------------------------------------------------------------------------------------
+def _renumber(net: Net, conns: tuple):
+    """Connection numbers only tell connections with requests in flight apart: number them 0.. in
+    order of age, the current one last (equal situations give equal states)."""
+    reqs = list(net.requests)
+    out = list(conns)
+    for m, q in enumerate(reqs):
+        order = []
+        for e in q:
+            if e[2] not in order:
+                order.append(e[2])
+        if conns[m] not in order:
+            order.append(conns[m])
+        if order == list(range(len(order))):
+            continue
+        ren = {c: i for i, c in enumerate(order)}
+        reqs[m] = tuple((e[0], e[1], ren[e[2]]) for e in q)
+        out[m] = ren[conns[m]]
+    return net._replace(requests=tuple(reqs)), tuple(out)
+
+
+def _reconnect(conns: tuple, m: int, old, new, answered) -> tuple:
+    """A member whose in-flight requests vanished without an answer lost its connection (request
+    timeout, disconnect, crash, close): what it sends next goes on a new connection, which the old
+    connection's requests still in flight do not have to precede."""
+    if old.inflight and any(cid not in new.inflight and cid != answered for cid in old.inflight):
+        return _set(conns, m, conns[m] + 1)
+    return conns
+
+
+def _set(t: tuple, i: int, value) -> tuple:
+    return t[:i] + (value,) + t[i + 1:]
+
+
+def _parts(mask: int) -> list:
+    return [f"p{q}" for q in range(mask.bit_length()) if (mask >> q) & 1]
+
+
+def _has_offset(g, tp) -> bool:
+    return any(k.topic == tp[0] and k.partition == tp[1] for k in g.offsets)
+
+
+def _offset(g, tp) -> int:
+    for k, co in g.offsets.items():
+        if k.topic == tp[0] and k.partition == tp[1]:
+            return co.offset
+    return 0
+
+
+# legal successors of each state; Empty and Dead last, so that among equally short explanations the
+# one through the rebalance states is preferred (e.g. Preparing -> Completing -> Preparing in a tick)
+_NEXT = {src: tuple(dst for dst, prevs in sorted(VALID_PREVIOUS.items(), key=lambda kv: (kv[0] in (EMPTY, DEAD), kv[0]))
+                    if src in prevs)
+         for src in (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)}
+
+
+def _passed(src: int, dst: int, gen_delta: int) -> tuple:
+    """The group states passed strictly between `src` and `dst` inside one step, inferred as the
+    shortest legal path with `gen_delta` completed joins (Preparing -> Completing/Empty), else the
+    shortest legal path. Exact for the coordinator's steps (see docs/notes/requests.md: asked coord
+    to expose the transitions themselves)."""
+    if src == dst and gen_delta == 0:
+        return ()
+    best_any = None
+    start = (src, 0, ())
+    queue = deque([start])
+    seen = {(src, 0)}
+    while queue:
+        state, done, path = queue.popleft()
+        if len(path) > 4:
+            break
+        for nxt in _NEXT[state]:
+            if nxt == state:
+                continue
+            d = done + (1 if state == PREPARING and nxt in (COMPLETING, EMPTY) else 0)
+            if nxt == dst:
+                if d == gen_delta:
+                    return path
+                if best_any is None:
+                    best_any = path
+            key = (nxt, d)
+            if key not in seen and d <= max(gen_delta, 0) + 1:
+                seen.add(key)
+                queue.append((nxt, d, path + (nxt,)))
+    return best_any if best_any is not None else ()
