@@ -53,6 +53,23 @@ def hunt_params(model: str, behaviour: Optional[str]) -> dict:
     return dict(entry[0]) if entry else {}
 
 
+def _hinted_engine(model: str, behaviour: Optional[str]) -> Optional[str]:
+    table = getattr(registry.module_for(model), "HUNT_PARAMS", {}) or {}
+    entry = table.get(behaviour) if behaviour else None
+    hint = entry[1] if entry and len(entry) > 1 else None
+    return {"explorer": "explore"}.get(hint, hint) if hint in ("explore", "explorer", "hypothesis", "walk") else None
+
+
+def plan(behaviour: Optional[str], models: list, engines=ENGINES) -> list:
+    """(engine, model) pairs in the order they run: the explorer on the abstract models (cheapest),
+    then the pairs a world declares as the way to reach the behaviour, then every engine in order of
+    cost over every model."""
+    first = [("explore", m) for m in models if m in ABSTRACT_FIRST and "explore" in engines]
+    hinted = [(e, m) for m in models for e in [_hinted_engine(m, behaviour)] if e in engines and (e, m) not in first]
+    rest = [(e, m) for e in engines for m in models if (e, m) not in first and (e, m) not in hinted]
+    return first + hinted + rest
+
+
 def _finding_explore(proto, seconds, seed):
     from kverify.model.explore import explore
 
@@ -102,32 +119,35 @@ def hunt(behaviour: Optional[str], *, budget: float = 60.0, seed: int = 0, out_d
         return row
     t0 = time.monotonic()
     beh = frozenset([behaviour]) if behaviour else frozenset()
-    for engine in engines:
-        for name in models:
-            left = budget - (time.monotonic() - t0)
-            if left <= 0:
-                row.note = f"budget of {budget:.0f}s exhausted"
-                row.seconds = round(time.monotonic() - t0, 2)
-                return row
-            share = left / max(1, len(models)) if engine != "hypothesis" else left
-            proto = registry.build(name, hunt_params(name, behaviour), beh)
-            if engine == "explore":
-                found = _finding_explore(proto, min(share, budget / 3), seed)
-            elif engine == "hypothesis":
-                found = _finding_hypothesis(proto, share, seed, name)
-            else:
-                found = _finding_walk(proto, share, seed)
-            if found is None:
-                continue
-            violation, actions, init_index, walk_seed = found
-            row.caught, row.invariant, row.engine, row.model = True, violation.invariant, engine, name
-            row.trace_length = len(actions)
+    pairs = plan(behaviour, models, engines)
+    hinted_pairs = {(e, m) for m in models for e in [_hinted_engine(m, behaviour)] if e}
+    for engine, name in pairs:
+        left = budget - (time.monotonic() - t0)
+        if left <= 0:
+            row.note = f"budget of {budget:.0f}s exhausted"
             row.seconds = round(time.monotonic() - t0, 2)
-            if out_dir:
-                cx = from_trace(proto, actions, violation, engine=engine, seed=walk_seed if walk_seed is not None else seed,
-                                init_index=init_index, model_name=name)
-                row.report = write_report(cx, os.path.join(out_dir, slug(row.name)))
             return row
+        share = left / max(1, len(models)) if engine != "hypothesis" else left
+        if engine == "walk" and (engine, name) == pairs[0]:
+            share = left                     # the declared way to catch it gets the whole budget
+        proto = registry.build(name, hunt_params(name, behaviour), beh)
+        if engine == "explore":
+            found = _finding_explore(proto, min(share, budget / 3), seed)
+        elif engine == "hypothesis":
+            found = _finding_hypothesis(proto, share, seed, name)
+        else:
+            found = _finding_walk(proto, share, seed)
+        if found is None:
+            continue
+        violation, actions, init_index, walk_seed = found
+        row.caught, row.invariant, row.engine, row.model = True, violation.invariant, engine, name
+        row.trace_length = len(actions)
+        row.seconds = round(time.monotonic() - t0, 2)
+        if out_dir:
+            cx = from_trace(proto, actions, violation, engine=engine, seed=walk_seed if walk_seed is not None else seed,
+                            init_index=init_index, model_name=name)
+            row.report = write_report(cx, os.path.join(out_dir, slug(row.name)))
+        return row
     row.seconds = round(time.monotonic() - t0, 2)
     row.note = "no engine found a violation"
     return row

@@ -903,7 +903,8 @@ class GroupWorld(Protocol):
         net += [f"coordinator->m{m} {type(e[1]).__name__}#{e[0]}" for m in range(self.n) for e in s.net.responses[m]]
         ev, fa, lo, ti, co, se = s.budget
         return {"now_ms": s.now, "group": group, "members": members, "in_flight": net,
-                "delivered": [{"generation": gen, "assignment": {f"m{i}": _parts(x) for i, x in enumerate(a) if x}}
+                "delivered": [{"generation": gen,
+                               "assignment": None if a is None else {f"m{i}": _parts(x) for i, x in enumerate(a) if x}}
                               for gen, a in s.delivered],
                 "budget": {"events": ev, "faults": fa, "losses": lo, "ticks": ti, "commits": co, "settle_ticks": se}}
 
