@@ -22,8 +22,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from kverify.invariants.core import Violation
 from kverify.model import registry
 
-# Profiles: `fast` for make test, `ci` for kverify verify --profile ci, `deep` for long runs.
+# Profiles: `quick` for kverify verify --profile quick, `fast` for make test, `ci` for --profile ci, `deep`.
 PROFILES = {
+    "quick": dict(max_examples=15, stateful_step_count=30),
     "fast": dict(max_examples=60, stateful_step_count=40),
     "ci": dict(max_examples=300, stateful_step_count=60),
     "deep": dict(max_examples=3000, stateful_step_count=150),

@@ -9,12 +9,14 @@ import time
 from kverify.suite import Check, CheckResult, Context
 
 # registry models explored / walked / driven by Hypothesis; abstract models first
-MODELS = ("group", "replication", "offsets", "group-world", "replication-world", "offsets-world")
-WORLDS = ("group-world", "replication-world", "offsets-world")
+MODELS = ("group", "replication", "offsets", "group-world", "replication-world", "offsets-world", "assignor-rounds")
+WORLDS = ("group-world", "replication-world", "offsets-world", "assignor-rounds")
+# parameters per profile where a model's defaults are larger than the profile's budget
+PARAMS = {"quick": {"assignor-rounds": {"max_events": "2", "max_rounds": "3"}}}
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
 BUDGET = {  # per check, seconds (explore / walks), examples (assignors), Hypothesis profile
-    "quick": dict(explore=6.0, walk=2.0, walk_steps=60, examples=40, hypothesis="fast"),
+    "quick": dict(explore=3.0, walk=1.0, walk_steps=60, examples=20, hypothesis="quick"),
     "ci": dict(explore=25.0, walk=10.0, walk_steps=150, examples=500, hypothesis="ci"),
     "deep": dict(explore=600.0, walk=120.0, walk_steps=300, examples=3000, hypothesis="deep"),
 }
@@ -25,6 +27,12 @@ def _model_behaviours(ctx: Context, name: str) -> frozenset:
     from kverify.model import registry
 
     return ctx.behaviours & registry.supports(name)
+
+
+def _build(ctx: Context, name: str):
+    from kverify.model import registry
+
+    return registry.build(name, PARAMS.get(ctx.profile, {}).get(name, {}), _model_behaviours(ctx, name))
 
 
 def _report_violation(ctx, proto, name, violation, actions, init_index, engine, seed=None) -> dict:
@@ -146,7 +154,7 @@ def _explore_check(name: str):
         from kverify.model import registry
         from kverify.model.explore import explore
 
-        proto = registry.build(name, {}, _model_behaviours(ctx, name))
+        proto = _build(ctx, name)
         budget = BUDGET[ctx.profile]["explore"]
         if ctx.remaining() is not None:
             budget = min(budget, ctx.remaining())
@@ -179,7 +187,7 @@ def _machine_check(name: str):
         from kverify.model import registry
         from kverify.stateful_tests.machine import run_machine
 
-        proto = registry.build(name, {}, _model_behaviours(ctx, name))
+        proto = _build(ctx, name)
         found = run_machine(name, protocol=proto, seed=ctx.seed, profile=BUDGET[ctx.profile]["hypothesis"])
         if found is None:
             return CheckResult(f"hypothesis:{name}", "stateful", True,
@@ -203,7 +211,7 @@ def _walk_check(name: str):
         from kverify.model.shrink import shrink_trace
         from kverify.model.walk import initial_index, walk
 
-        proto = registry.build(name, {}, _model_behaviours(ctx, name))
+        proto = _build(ctx, name)
         b = BUDGET[ctx.profile]
         t0, seed, steps, runs = time.monotonic(), ctx.seed, 0, 0
         coverage: Counter = Counter()
