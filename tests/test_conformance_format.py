@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kverify.conformance.format import (FormatError, java_string_hash, kafka_partition_for, load_text,
+from kverify.conformance.format import (FormatError, kafka_partition_for, load_text,
                                         parse_ref)
 
 
@@ -92,12 +92,10 @@ def test_parse_ref():
         parse_ref("$")
 
 
-def test_java_hash_and_kafka_partition_for():
-    assert java_string_hash("polygenelubricants") == -(1 << 31)
+def test_kafka_partition_for_matches_the_format_table():
     assert kafka_partition_for("polygenelubricants", 50) == 0
-    assert java_string_hash("groupId") == 293428218
+    # coordinator-scenarios.md §2: groupId, deadGroupId, "" -> 0; otherGroup, invalid-group -> 1
     assert [kafka_partition_for(g, 2) for g in ("groupId", "deadGroupId", "", "otherGroup", "invalid-group")] == [0, 0, 0, 1, 1]
-    assert java_string_hash("\U0001F600") == 55357 * 31 + 56832   # UTF-16 surrogate pair
 
 
 def test_reference_types_are_checked():

@@ -168,19 +168,12 @@ def parse_ref(text: str):
     return Ref(label, fld or "member_id", delta, text)
 
 
-def java_string_hash(s: str) -> int:
-    """Java's String.hashCode over UTF-16 code units, with 32-bit signed wrap-around."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= (1 << 31) else h
-
-
 def kafka_partition_for(group_id: str, n: int) -> int:
-    """Kafka's partitionFor: Utils.abs(hashCode) % n, where Utils.abs(Integer.MIN_VALUE) == 0."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % n
+    """Kafka's partitionFor (Utils.abs(hashCode) % n) — the reference coordinator's own function,
+    without any behaviour switched on: `group_partitions` in a file must match real Kafka."""
+    from kverify.impl.coordinator.partition import partition_for
+
+    return partition_for(group_id, n)
 
 
 # ---- loading ---------------------------------------------------------------------------------
