@@ -1,0 +1,295 @@
+"""Replication invariants (reference `replication.md` table 86), written once over a small view.
+
+Why it exists: the abstract model (`model/replication.py`), the offsets model built on it, and the
+reference implementation's cluster (impl/replication, through its own mapping function) all check
+the SAME predicates. Each engine maps its state onto `ReplView` and wraps these objects with `bind`.
+
+View conventions:
+- replicas are numbered 0..n-1; a set of replicas is a bitmask (bit i = replica i);
+- a record is a pair `(leader_epoch, record_id)`, record ids being unique per write; a log is a
+  tuple of records, offset = index; HW and LEO are exclusive;
+- `committed` is the history of what consumers could read: the longest prefix any leader ever
+  exposed below its HW (so `len(committed)` is the *true HW*); `acked` lists the (offset, record)
+  pairs acknowledged to an acks=all producer.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kverify.invariants.core import Invariant, Sometimes
+
+NO_LEADER = -1
+
+
+class ReplicaView(NamedTuple):
+    alive: bool
+    log: tuple                 # ((epoch, id), ...)
+    hw: int
+    leader_epoch: int          # the leader epoch this replica knows
+    partition_epoch: int
+    controller_epoch: int      # largest controller epoch it has seen
+    leader: int                # the leader it believes in (itself when it believes it leads), -1 none
+    isr: int                   # its committed ISR (meaningful when it believes it leads), bitmask
+    quorum: int                # the replicas it waits for to advance the HW (leader only), bitmask
+
+
+class ControllerView(NamedTuple):
+    leader: int
+    leader_epoch: int
+    isr: int
+    elr: int
+    partition_epoch: int
+    controller_epoch: int
+
+
+class ReplView(NamedTuple):
+    replicas: tuple            # (ReplicaView, ...)
+    controller: ControllerView
+    acked: tuple               # ((offset, record), ...)
+    committed: tuple           # records below the true HW, as consumers saw them
+    min_isr: int               # effective min.insync.replicas
+
+
+def _bits(mask: int) -> list:
+    out, i = [], 0
+    while mask:
+        if mask & 1:
+            out.append(i)
+        mask >>= 1
+        i += 1
+    return out
+
+
+def _fmt_rec(rec) -> str:
+    return "none" if rec is None else f"{rec[1]}@e{rec[0]}"
+
+
+def _at(log, o):
+    return log[o] if o < len(log) else None
+
+
+def _prefix_mismatch(log, committed, upto: int):
+    """First offset < upto where `log` lacks or differs from `committed`, else None."""
+    if log[:upto] == committed[:upto]:
+        return None
+    for o in range(upto):
+        if _at(log, o) != committed[o]:
+            return o
+    return None
+
+
+# --- I-DUR ------------------------------------------------------------------------------------------
+def check_dur(v: ReplView):
+    """Allows: an acked record unavailable while no leader exists (offline partition), and acked
+    records missing from some replicas. Forbids: the controller's current leader lacking an acked
+    record at its offset (or holding another record there), and an acked record that no replica,
+    running or crashed, still holds (lost globally; holds while lossy restarts < MinISR)."""
+    if not v.acked:
+        return None
+    ldr = v.controller.leader
+    logs = [r.log for r in v.replicas]
+    for o, rec in v.acked:
+        if ldr != NO_LEADER and _at(logs[ldr], o) != rec:
+            return (f"acked record {_fmt_rec(rec)} at offset {o} is not in leader {ldr}'s log "
+                    f"(has {_fmt_rec(_at(logs[ldr], o))})")
+        if not any(_at(lg, o) == rec for lg in logs):
+            return f"acked record {_fmt_rec(rec)} at offset {o} is on no replica"
+    return None
+
+
+# --- I-LC -------------------------------------------------------------------------------------------
+def check_lc(v: ReplView):
+    """Allows: a leader with records beyond the true HW. Forbids: the controller's current leader
+    missing, or holding a different record at, any offset below the true HW."""
+    ldr = v.controller.leader
+    if ldr == NO_LEADER or not v.committed:
+        return None
+    o = _prefix_mismatch(v.replicas[ldr].log, v.committed, len(v.committed))
+    if o is None:
+        return None
+    return (f"leader {ldr} (epoch {v.controller.leader_epoch}) has {_fmt_rec(_at(v.replicas[ldr].log, o))} "
+            f"at offset {o} below true HW {len(v.committed)}, consumers read {_fmt_rec(v.committed[o])}")
+
+
+# --- I-LCC ------------------------------------------------------------------------------------------
+def check_lcc(v: ReplView):
+    """Allows: crashed ISR/ELR members and non-members lacking committed records. Forbids: a running
+    member of the controller's ISR or ELR (i.e. an electable replica) that lacks, or differs on, a
+    record below the true HW."""
+    t = len(v.committed)
+    if not t:
+        return None
+    c = v.controller
+    for i in _bits(c.isr | c.elr):
+        r = v.replicas[i]
+        if not r.alive:
+            continue
+        o = _prefix_mismatch(r.log, v.committed, t)
+        if o is not None:
+            where = "ISR" if c.isr >> i & 1 else "ELR"
+            return (f"{where} member {i} has {_fmt_rec(_at(r.log, o))} at offset {o} below true HW {t}, "
+                    f"committed is {_fmt_rec(v.committed[o])}")
+    return None
+
+
+# --- I-LM -------------------------------------------------------------------------------------------
+def check_lm(v: ReplView):
+    """Allows: replicas differing at or above the lower of their two HWs (uncommitted tails).
+    Forbids: two replicas whose logs differ at an offset below both HWs."""
+    reps = v.replicas
+    for i in range(len(reps)):
+        for j in range(i + 1, len(reps)):
+            m = min(reps[i].hw, reps[j].hw)
+            if m and reps[i].log[:m] != reps[j].log[:m]:
+                o = next(o for o in range(m) if _at(reps[i].log, o) != _at(reps[j].log, o))
+                return (f"replicas {i} and {j} differ at offset {o} below both HWs ({reps[i].hw}, {reps[j].hw}): "
+                        f"{_fmt_rec(_at(reps[i].log, o))} vs {_fmt_rec(_at(reps[j].log, o))}")
+    return None
+
+
+# --- I-HWM ------------------------------------------------------------------------------------------
+def check_hwm(v: ReplView):
+    """Consistent read. Allows: a new leader whose HW is below the true HW for a while (KIP-101
+    lag). Forbids: any running replica that believes it leads exposing, below its HW, a record that
+    differs from the one consumers already read at that offset (the visible HW went back and forward
+    over different data)."""
+    t = len(v.committed)
+    for i, r in enumerate(v.replicas):
+        if r.leader != i or not r.alive:
+            continue
+        upto = min(r.hw, t)
+        o = _prefix_mismatch(r.log, v.committed, upto)
+        if o is not None:
+            return (f"leader {i} exposes {_fmt_rec(_at(r.log, o))} at offset {o} below its HW {r.hw}, "
+                    f"consumers read {_fmt_rec(v.committed[o])}")
+    return None
+
+
+# --- I-RQS ------------------------------------------------------------------------------------------
+def check_rqs(v: ReplView):
+    """Replication quorum superset. Allows: a leader below MinISR waiting for fewer replicas than the
+    controller could elect (its HW is frozen then), and stale leaders. Forbids: the current leader
+    (in the controller's epoch), with at least MinISR members in its ISR, advancing its HW without
+    waiting for some member of the controller's ISR or ELR."""
+    c = v.controller
+    ldr = c.leader
+    if ldr == NO_LEADER:
+        return None
+    r = v.replicas[ldr]
+    if r.leader != ldr or r.leader_epoch != c.leader_epoch or bin(r.isr).count("1") < v.min_isr:
+        return None
+    missing = (c.isr | c.elr) & ~r.quorum
+    if missing:
+        return (f"leader {ldr} waits for {_bits(r.quorum)} but the controller can elect "
+                f"{_bits(c.isr | c.elr)} (missing {_bits(missing)})")
+    return None
+
+
+# --- I-EPOCH (step) ---------------------------------------------------------------------------------
+class EpochView(NamedTuple):
+    """The epochs only (cheap to map on every transition): per replica (leader epoch, partition
+    epoch, controller epoch), and the controller's (leader epoch, partition epoch, controller epoch)."""
+    replicas: tuple
+    controller: tuple
+
+
+_EPOCH_NAMES = ("leader epoch", "partition epoch", "controller epoch")
+
+
+def check_epoch(prev: EpochView, action, nxt: EpochView):
+    """Allows: epochs staying equal or growing. Forbids: any replica's leader epoch, partition epoch
+    or controller epoch decreasing, and the controller's own leader/partition/controller epochs
+    decreasing (a restart keeps them: they are on disk / re-learnt from the controller)."""
+    if prev == nxt:
+        return None
+    for i, (a, b) in enumerate(zip(prev.replicas, nxt.replicas)):
+        if a != b:
+            for k in range(3):
+                if b[k] < a[k]:
+                    return f"replica {i}'s {_EPOCH_NAMES[k]} went from {a[k]} to {b[k]}"
+    a, b = prev.controller, nxt.controller
+    for k in range(3):
+        if b[k] < a[k]:
+            return f"the controller's {_EPOCH_NAMES[k]} went from {a[k]} to {b[k]}"
+    return None
+
+
+def check_log_epochs(v: ReplView):
+    """Allows: several records per epoch, epochs skipped. Forbids: a log where a record's leader
+    epoch is lower than the one before it (the epoch cache must increase)."""
+    for i, r in enumerate(v.replicas):
+        last = -1
+        for o, rec in enumerate(r.log):
+            if rec[0] < last:
+                return f"replica {i}'s log has epoch {rec[0]} at offset {o} after epoch {last}"
+            last = rec[0]
+    return None
+
+
+# --- leader in ISR, HW bounds ----------------------------------------------------------------------
+def check_leader_in_isr(v: ReplView):
+    """Allows: no leader (offline). Forbids: a controller leader outside the controller's ISR, and a
+    replica that believes it leads without being in its own ISR."""
+    c = v.controller
+    if c.leader != NO_LEADER and not c.isr >> c.leader & 1:
+        return f"controller leader {c.leader} is not in the ISR {_bits(c.isr)}"
+    for i, r in enumerate(v.replicas):
+        if r.leader == i and not r.isr >> i & 1:
+            return f"replica {i} leads epoch {r.leader_epoch} outside its own ISR {_bits(r.isr)}"
+    return None
+
+
+def check_hw_bounds(v: ReplView):
+    """Allows: follower HWs below the leader's. Forbids: a replica whose HW exceeds its own LEO, or
+    the true HW (what any leader ever exposed)."""
+    t = len(v.committed)
+    for i, r in enumerate(v.replicas):
+        if r.hw > len(r.log):
+            return f"replica {i}'s HW {r.hw} is above its LEO {len(r.log)}"
+        if r.hw > t:
+            return f"replica {i}'s HW {r.hw} is above the true HW {t}"
+    return None
+
+
+# broken_by: behaviours whose shortest counterexample (or a test trace) in model/replication.py breaks it
+I_DUR = Invariant("i-dur", "every acks=all-acked record is in the current leader's log at its offset, and on some replica",
+                  check_dur, broken_by=("unclean-election", "isr-shrinks-to-leader-min-isr-1", "truncate-to-hw"))
+I_LC = Invariant("i-lc", "the controller's leader holds every record below the true HW", check_lc,
+                 broken_by=("unclean-election",))
+I_LCC = Invariant("i-lcc", "every running ISR/ELR member holds every record below the true HW", check_lcc,
+                  broken_by=("truncate-to-hw", "expand-without-epoch-start", "hw-ignores-min-isr", "no-broker-epoch-check",
+                             "ofle-offset-only", "skip-truncate-same-leader", "unclean-election", "no-fetch-epoch-fencing"))
+I_LM = Invariant("i-lm", "any two replicas agree on every offset below both HWs", check_lm,
+                 broken_by=("ofle-offset-only", "skip-truncate-same-leader"))
+I_HWM = Invariant("i-hwm", "no leader exposes, below its HW, a record other than the one consumers read there",
+                  check_hwm, broken_by=("unclean-election",))
+I_RQS = Invariant("i-rqs", "a current leader at MinISR waits for every replica the controller may elect",
+                  check_rqs, broken_by=("no-maximal-isr", "stale-controller-accepted"))
+I_EPOCH = Invariant("i-epoch", "leader, partition and controller epochs never decrease on any replica",
+                    check_epoch, kind="step", broken_by=("stale-controller-accepted",))
+LOG_EPOCHS = Invariant("log-epochs-ordered", "leader epochs never decrease along a log", check_log_epochs,
+                       broken_by=("no-fetch-epoch-fencing",))
+LEADER_IN_ISR = Invariant("leader-in-isr", "a leader is a member of its ISR", check_leader_in_isr)
+HW_BOUNDS = Invariant("hw-bounds", "every HW is at most its replica's LEO and at most the true HW", check_hw_bounds)
+
+ALL = (I_DUR, I_LC, I_LCC, I_LM, I_HWM, I_RQS, LEADER_IN_ISR, HW_BOUNDS, LOG_EPOCHS, I_EPOCH)
+
+ELR_USED = Sometimes("elr-used", "some replica is an eligible leader replica (ISR below MinISR)",
+                     lambda v: v.controller.elr != 0)
+
+
+def bind(invariants, view, epoch_view):
+    """The same invariants over an engine's own states: `view(state) -> ReplView` for state
+    invariants, `epoch_view(state) -> EpochView` for the step invariant."""
+    out = []
+    for inv in invariants:
+        if inv.kind == "step":
+            chk = (lambda f: lambda s, a, t: f(epoch_view(s), a, epoch_view(t)))(inv.check)
+        else:
+            chk = (lambda f: lambda s: f(view(s)))(inv.check)
+        out.append(Invariant(inv.name, inv.statement, chk, inv.kind, inv.broken_by))
+    return tuple(out)
+
+
+def bind_sometimes(props, view):
+    return tuple(Sometimes(p.name, p.statement, (lambda f: lambda s: f(view(s)))(p.predicate)) for p in props)

@@ -1,0 +1,190 @@
+"""The abstract replication model: exhaustive runs clean by default, each behaviour a shortest
+counterexample, symmetry sound, truncation rules as the KIPs describe them."""
+import pytest
+
+from kverify.model import registry
+from kverify.model import replication as R
+from kverify.model.explore import explore
+from kverify.model.walk import replay, walk
+
+SMALL = {"records": 1, "epochs": 1, "alters": 2}
+
+
+def build(behaviours=(), **params):
+    return registry.build("replication", {k: str(v) for k, v in params.items()}, behaviours)
+
+
+def test_small_bounds_exhaustive_no_violation_and_not_vacuous():
+    res = explore(build(**SMALL), graph=False)
+    assert res.complete
+    assert not res.violations, [(f.invariant, f.violation.message) for f in res.violations]
+    assert res.distinct_states > 10_000  # the whole space, not a fragment
+    assert res.sometimes["acked-survives-failover"] is not None
+    assert res.sometimes["elr-used"] is not None
+
+
+def test_two_replicas_exhaustive_no_violation():
+    res = explore(build(replicas=2, records=2, epochs=2, lossy=1), graph=False)
+    assert res.complete and not res.violations, [(f.invariant, f.violation.message) for f in res.violations]
+
+
+def test_unclean_bounds_without_the_behaviour_are_safe():
+    # same bounds that expose unclean-election below: with the switch off, nothing breaks
+    res = explore(build(records=1, epochs=2, crashes=2, lossy=0, alters=0, init_isr=2), graph=False)
+    assert res.complete and not res.violations
+
+
+# behaviour -> (params, invariant of the shortest counterexample, its length)
+CASES = {
+    "truncate-to-hw": (SMALL, "i-lcc", 6),
+    "isr-shrinks-to-leader-min-isr-1": (SMALL, "i-dur", 10),
+    "hw-ignores-min-isr": (SMALL, "i-lcc", 7),
+    "no-maximal-isr": (SMALL, "i-rqs", 6),
+    "expand-without-epoch-start": (SMALL, "i-lcc", 11),
+    "no-broker-epoch-check": (SMALL, "i-lcc", 11),
+    "unclean-election": ({"records": 1, "epochs": 2, "crashes": 2, "lossy": 0, "alters": 0, "init_isr": 2}, "i-dur", 6),
+    "ofle-offset-only": ({"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0}, "i-lcc", 12),
+    "skip-truncate-same-leader": ({"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0}, "i-lcc", 14),
+    "no-fetch-epoch-fencing": ({"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0}, "log-epochs-ordered", 7),
+}
+
+
+@pytest.mark.parametrize("behaviour", sorted(CASES))
+def test_behaviour_gives_shortest_counterexample(behaviour):
+    params, invariant, length = CASES[behaviour]
+    model = build([behaviour], **params)
+    res = explore(model, graph=False, stop_on_first=True)
+    assert [f.invariant for f in res.violations] == [invariant]
+    found = res.violations[0]
+    assert len(found.actions) == length
+    assert behaviour in {i.name: i for i in model.invariants()}[invariant].broken_by
+    # the trace replays to the same violation
+    _, v = replay(model, found.actions, found.init_index)
+    assert v is not None and v.invariant == invariant
+
+
+@pytest.mark.slow
+def test_stale_controller_accepted_gives_counterexample():
+    params = dict(records=1, epochs=2, ctrl_failovers=1, alters=2, crashes=0, lossy=0)
+    res = explore(build(["stale-controller-accepted"], **params), graph=False, stop_on_first=True)
+    assert [f.invariant for f in res.violations] == ["i-rqs"]
+    assert len(res.violations[0].actions) == 10
+    assert any(a[0] == "zombie_elect" for a in res.violations[0].actions)
+
+
+
+def test_controller_failover_with_zombie_is_safe_without_the_behaviour():
+    res = explore(build(records=1, epochs=2, ctrl_failovers=1, alters=0, crashes=1, lossy=0), graph=False)
+    assert res.complete and not res.violations
+    assert res.distinct_states > 50_000
+
+
+def test_stale_controller_rejected_without_the_behaviour():
+    # the zombie controller's request is in the set but no broker may apply it
+    model = build(records=0, epochs=2, ctrl_failovers=1, crashes=0, lossy=0)
+    s = model.init_states()[0]
+    s = model.step(s, ("ctrl_failover",))
+    s = model.step(s, ("zombie_elect", 1))
+    assert not any(a[0] == "apply" for a in model.actions(s))
+    model_b = build(["stale-controller-accepted"], records=0, epochs=2, ctrl_failovers=1, crashes=0, lossy=0)
+    assert ("apply", 1, 1) in model_b.actions(s)
+
+
+def test_every_supported_behaviour_has_a_case():
+    assert set(CASES) | {"stale-controller-accepted"} == set(R.SUPPORTS)
+
+
+def test_symmetry_is_sound_on_small_bounds():
+    on = explore(build(replicas=3, records=1, epochs=1, crashes=1, lossy=0, alters=1), graph=False)
+    off = explore(build(replicas=3, records=1, epochs=1, crashes=1, lossy=0, alters=1, symmetry=False), graph=False)
+    assert on.complete and off.complete
+    assert on.distinct_states < off.distinct_states
+    assert on.max_depth == off.max_depth
+    assert set(k for k, v in on.sometimes.items() if v is not None) == set(k for k, v in off.sometimes.items() if v is not None)
+    bad_on = explore(build(["truncate-to-hw"], **SMALL), graph=False, stop_on_first=True)
+    bad_off = explore(build(["truncate-to-hw"], symmetry=False, **SMALL), graph=False, stop_on_first=True)
+    assert len(bad_on.violations[0].actions) == len(bad_off.violations[0].actions)
+
+
+def test_canonical_is_invariant_under_relabelling():
+    model = build(**SMALL)
+    res = walk(model, seed=7, steps=12, record_trace=True)
+    states, _ = replay(model, res.trace)
+    for s in states:
+        c = model.canonical(s)
+        for p, mm in model._all_perms:
+            if mm is not None:
+                assert model.canonical(model._permute(s, p, mm)) == c
+
+
+def test_random_walks_are_clean_and_deterministic():
+    model = build()
+    for seed in range(20):
+        a = walk(model, seed=seed, steps=60, record_trace=True)
+        assert a.violation is None, (seed, a.violation)
+    b1 = walk(model, seed=3, steps=60, record_trace=True)
+    b2 = walk(model, seed=3, steps=60, record_trace=True)
+    assert b1.trace == b2.trace
+
+
+def test_bad_parameters_are_one_line_errors():
+    with pytest.raises(ValueError, match="replicas must be 2 or 3"):
+        build(replicas=4)
+    with pytest.raises(ValueError, match="init_isr"):
+        build(init_isr=5)
+    with pytest.raises(registry.ModelError):
+        registry.build("replication", {"nope": "1"})
+
+
+# --- truncation rules (replication.md facts 39-45, scenario 3.B(c)) ---------------------------------
+def leader(log, epoch, leso):
+    return (True, log, 0, epoch, 0, 0, 0, False, 1, 0, leso, epoch)
+
+
+def test_kip279_fixes_kafka_6361_where_offset_only_diverges():
+    # A = {e1: 0..1, e3: 2}, B = {e1: 0, e2: 1..2}; B asks for the end of epoch 2
+    a = leader(((1, 1), (1, 2), (3, 5)), 3, 2)
+    b_log = ((1, 1), (2, 3), (2, 4))
+    assert R.truncation_point(b_log, 0, a, offset_only=False) == 1     # (epoch 1, end 2) -> min(1, 2, 3)
+    assert R.truncation_point(b_log, 0, a, offset_only=True) == 2      # start of epoch 3: keeps 3@e2 at offset 1
+
+
+def test_follower_tracking_no_smaller_epoch_keeps_diverging_until_a_new_epoch():
+    # Kafka's rule when the follower has no epoch <= the leader's answer: truncate to the leader's
+    # offset (AbstractFetcherThread.getOffsetTruncationState); the leader then keeps reporting a
+    # diverging epoch on fetch (KAFKA-10554) and never counts the follower (KAFKA-13141).
+    a = leader(((0, 1),), 2, 1)
+    assert R.truncation_point(((1, 2),), 0, a, offset_only=False) == 1
+    model = build(records=2, epochs=2)
+    s = model.init_states()[0]
+    reps = list(s[0])
+    reps[0] = a
+    reps[1] = (True, ((1, 2),), 0, 2, 0, 0, 0, True, 0, 0, -1, -1)
+    reps = tuple(reps)
+    assert model._truncation(reps, 1) == (1, False)
+    assert not model._counts(reps, 0, 1)
+
+
+def test_kip279_keeps_a_matching_prefix():
+    a = leader(((0, 1), (0, 2), (1, 3)), 1, 2)
+    assert R.truncation_point(((0, 1), (0, 2)), 0, a, offset_only=False) == 2
+    assert R.truncation_point(((0, 1), (0, 2), (0, 4)), 0, a, offset_only=False) == 2
+    assert R.truncation_point((), 0, a, offset_only=False) == 0
+
+
+def test_offset_only_falls_back_to_hw_for_unknown_epochs():
+    a = leader(((1, 1),), 1, 0)
+    # follower's last epoch 0 is below the leader's first cached epoch: UNDEFINED -> its HW
+    assert R.truncation_point(((0, 5), (0, 6)), 1, a, offset_only=True) == 1
+
+
+def test_describe_is_json_and_arrows_name_participants():
+    import json
+    model = build(**SMALL)
+    s = model.step(model.init_states()[0], ("write", 0))
+    d = json.loads(json.dumps(model.describe(s)))
+    assert d["replicas"][0]["log"] == ["1@e0"] and d["controller"]["isr"] == [0, 1, 2]
+    parts = set(model.participants())
+    for a in model.actions(s):
+        src, dst = model.arrow(a)
+        assert src in parts and dst in parts
