@@ -347,7 +347,9 @@ class Cluster(ControllerOps):
             return
         ctrl_id = self.store.controller_id
         if ctrl_id < 0:
-            r.pending_isr = None  # no controller to ask; the leader will try again later
+            # No controller to ask: keep the proposal pending (the maximal ISR still counts for the
+            # HW and acks, as Kafka's AlterPartitionManager keeps retrying until a controller answers);
+            # the leader's ISR task re-sends it once a controller exists.
             return
         body = M.AlterPartition(b.id, r.tp, r.leader_epoch, r.partition_epoch,
                                 tuple((m, r.follower_broker_epoch(m)) for m in proposal))
