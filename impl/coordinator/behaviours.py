@@ -16,8 +16,8 @@ MATH_ABS_COORDINATOR = declare(
     "math-abs-coordinator", C, "KAFKA-1469",
     "partitionFor uses Java Math.abs instead of Utils.abs: an id hashing to Integer.MIN_VALUE gets a negative partition")
 LEADER_NOT_REELECTED = declare(
-    "leader-not-reelected", C, "KAFKA-3275",
-    "when the leader leaves or expires, leaderId keeps pointing at the departed member")
+    "leader-not-reelected", C, "KAFKA-8220",
+    "the leader is never re-elected: after it leaves, expires or fails to rejoin, leaderId still names it and no rejoined member runs the assignment")
 NO_SYNC_BARRIER = declare(
     "kafka-12890-no-sync-barrier", C, "KAFKA-12890",
     "no pending-sync (DelayedSync) barrier: a member that heartbeats but never syncs keeps the group in CompletingRebalance")

@@ -122,6 +122,20 @@ class OffsetCommitRequest(NamedTuple):
     group_instance_id: Optional[str] = None
     offsets: tuple = ()                         # ((TopicPartition, OffsetAndMetadata), ...)
     correlation_id: int = 0
+    retention_time_ms: int = -1                 # OffsetCommit v2-v4 retention_time; -1 = none (v5+ has none)
+
+
+class TxnOffsetCommitRequest(NamedTuple):
+    """TxnOffsetCommit (KIP-98; member/generation/instance fields since KIP-447, v3+)."""
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int = 0
+    generation_id: int = NO_GENERATION
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: Optional[str] = None
+    offsets: tuple = ()                         # ((TopicPartition, OffsetAndMetadata), ...)
+    correlation_id: int = 0
 
 
 class OffsetFetchRequest(NamedTuple):
@@ -193,6 +207,10 @@ class LeaveGroupResponse(NamedTuple):
 
 
 class OffsetCommitResponse(NamedTuple):
+    partition_errors: tuple = ()                # ((TopicPartition, error), ...)
+
+
+class TxnOffsetCommitResponse(NamedTuple):
     partition_errors: tuple = ()                # ((TopicPartition, error), ...)
 
 
