@@ -56,6 +56,36 @@ class CommitEvent(NamedTuple):
     generation: int      # the generation the commit carried
     partitions: int      # bitmask of partitions it wrote
     explicit_reset: bool = False   # a user's deliberate reset (may move offsets backwards)
+    expired_in: int = -1           # a retention expiry, not a commit (member -1, generation -1): the group
+                                   # state (EMPTY..DEAD) in which the coordinator's expiry task deleted the
+                                   # offsets of `partitions`; -1 = a commit or a reset
+
+
+class Handover(NamedTuple):
+    """A member revoked partitions (onPartitionsRevoked, not lost) right after the coordinator
+    acknowledged the commit it sent to hand them over (the auto-commit of onJoinPrepare, or a
+    commitSync in the revocation callback)."""
+
+    member: int          # slot
+    partitions: int      # bitmask of the partitions revoked
+    consumed: tuple      # per partition: the position it had consumed up to when revoking (-1: none/not revoked)
+
+
+class Abandon(NamedTuple):
+    """A live member gave up the generation it held (its generation was reset) during one step,
+    while it owned partitions: it will declare them lost (onPartitionsLost: no revocation callback,
+    no commit of what it consumed)."""
+
+    member: int          # slot
+    generation: int      # the generation it abandoned
+    partitions: int      # bitmask of the partitions it owned then
+    cause: str           # the coordinator's error that made it reset ("ILLEGAL_GENERATION", ...), or
+                         # "left" (it left the group itself: close, poll timeout), or "none"
+
+
+# causes after which a member rightly considers its partitions lost: the coordinator fenced it out of
+# its generation (coordinator.md §9.5), or it left the group on its own
+FENCING_CAUSES = frozenset({"UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "FENCED_INSTANCE_ID", "left"})
 
 
 class GroupView(NamedTuple):
@@ -71,6 +101,8 @@ class GroupView(NamedTuple):
     accepted: tuple = ()         # CommitEvent acknowledged in the step that led here (step checks only)
     passed: tuple = ()           # group states passed through *inside* the step that led here, in order
                                  # (one request can do prepare + complete); () = a direct transition
+    handovers: tuple = ()        # Handover events of the step that led here (step checks only)
+    abandoned: tuple = ()        # Abandon events of the step that led here (step checks only)
 
 
 def _bits(mask: int) -> list:
@@ -131,9 +163,14 @@ def check_committed_offset_safety(prev: GroupView, nxt: GroupView) -> Optional[s
     Forbids: a commit accepted from a fenced/removed member, from an older generation, for a
     partition the committer does not own, or a standalone commit on a non-Empty group; any
     committed offset decreasing without an explicit reset of that partition in the same step.
+    A retention expiry (`CommitEvent.expired_in >= 0`) is not a commit: the offsets it deletes are
+    not counted here; `check_offsets_retention` decides whether Kafka's retention rules allowed it.
     """
     reset = 0
     for ev in nxt.accepted:
+        if ev.expired_in >= 0:
+            reset |= ev.partitions      # not a commit: `offsets-retention` judges whether it was allowed
+            continue
         if ev.member < 0:
             if prev.state != EMPTY:
                 return (f"standalone commit of {_fmt_parts(ev.partitions)} accepted while the group is "
@@ -246,6 +283,53 @@ def _fmt_members(mask: int) -> str:
     return "{" + ",".join(f"m{i}" for i in _bits(mask)) + "}"
 
 
+# --- offset retention (coordinator.md §7.5, §10.8) ------------------------------------------------
+def check_offsets_retention(prev: GroupView, nxt: GroupView) -> Optional[str]:
+    """Offsets of a Stable consumer group's subscribed topics and of any rebalancing group are never
+    expired: an acknowledged commit is lost only by a user's reset or as Kafka's retention allows.
+
+    The partitions of a view are those of the topics the group's members subscribe to, so the only
+    state in which retention may delete them is Empty (a simple group, which never has members, is
+    Empty too). Offsets of topics nobody subscribes to are outside every view.
+    Allows: the expiry task deleting offsets of an Empty group (after the group became Empty and the
+    retention passed: the view carries no clock, so the retention time itself is not checked here).
+    Forbids: an expiry event (`CommitEvent.expired_in`) in PreparingRebalance or CompletingRebalance
+    (any rebalancing group: its subscriptions are not known yet, KAFKA-13636) or in Stable (the
+    partitions of subscribed topics).
+    """
+    for ev in nxt.accepted:
+        if ev.expired_in < 0 or ev.expired_in in (EMPTY, DEAD):
+            continue
+        return (f"offsets of {_fmt_parts(ev.partitions)} expired while the group was "
+                f"{STATE_NAMES[ev.expired_in]} (only an Empty group's offsets may expire)")
+    return None
+
+
+# --- handover without duplicates (coordinator.md §12.18) ------------------------------------------
+def check_handover_committed(prev: GroupView, nxt: GroupView) -> Optional[str]:
+    """A partition handed over after an acknowledged commit is committed at least up to what its
+    previous owner consumed: the next owner does not consume those records again.
+
+    A handover (`GroupView.handovers`) is a revocation (onPartitionsRevoked, not lost) that follows
+    the acknowledgement of the commit the member sent to hand those partitions over (EAGER
+    auto-commit's commit in onJoinPrepare, or a commitSync in the revocation callback).
+    Allows: duplicates after a failure (partitions lost, a commit that failed or timed out: no
+    handover then); a committed offset beyond the consumed position.
+    Forbids: a handover after which the group's committed offset of a revoked partition is below the
+    position the member had consumed when it revoked it (records consumed between the commit and
+    the revocation, KAFKA-14196: consumed again by the next owner).
+    """
+    for h in nxt.handovers:
+        for p in _bits(h.partitions):
+            consumed = h.consumed[p] if p < len(h.consumed) else -1
+            committed = nxt.offsets[p] if p < len(nxt.offsets) else 0
+            if consumed >= 0 and committed < consumed:
+                return (f"m{h.member} handed p{p} over after its commit was acknowledged, having consumed up to "
+                        f"{consumed}, but the committed offset is {committed}: records {committed}..{consumed - 1} "
+                        "will be consumed again")
+    return None
+
+
 # --- the objects engines evaluate -----------------------------------------------------------------
 STATEMENTS = {
     "exclusive-ownership": "no partition has two owners in a stored assignment, and no two live members that can commit a partition consume it at once",
@@ -260,6 +344,17 @@ BROKEN_BY = {
     "generation-monotonicity": ("no-generation-bump", "unclean-election"),
     "valid-state-transition": (),
     "leader-in-members": ("leader-not-reelected",),
+}
+# the invariants of `consumer_invariants` (worlds with real consumers and retention; not the abstract model's set)
+CONSUMER_STATEMENTS = {
+    "offsets-retention": "offsets of a Stable consumer group's subscribed topics and of any rebalancing group are never expired (only an Empty group's)",
+    "handover-committed": "a partition revoked after an acknowledged hand-over commit is committed up to what its previous owner consumed",
+    "lost-only-when-fenced": "a member owning partitions abandons its generation (declaring them lost) only when fenced by the coordinator or leaving",
+}
+CONSUMER_BROKEN_BY = {
+    "offsets-retention": ("kafka-13636-expire-while-rebalancing",),
+    "handover-committed": ("kafka-14196-no-pending-revocation",),
+    "lost-only-when-fenced": ("kafka-13891-sync-rebalance-reset-generation",),
 }
 
 
@@ -279,6 +374,44 @@ def group_invariants(view_of: Callable, step_view_of: Callable) -> tuple:
         step_inv("committed-offset-safety", check_committed_offset_safety),
         step_inv("generation-monotonicity", check_generation_monotonicity),
         step_inv("valid-state-transition", check_valid_transition),
+    )
+
+
+# --- partitions lost only when fenced (coordinator.md §9.5, §12.15) -------------------------------
+def check_lost_only_when_fenced(prev: GroupView, nxt: GroupView) -> Optional[str]:
+    """A member that owns partitions abandons its generation (and so declares them lost) only when
+    the coordinator fenced it out of that generation or it left the group itself.
+
+    Losing partitions skips onPartitionsRevoked and its commit: what the member consumed since its
+    last commit is consumed again by the next owner, and in COOPERATIVE mode its rejoin claims
+    nothing, so every partition it had moves (KAFKA-14016). That is only justified when the
+    member really is out of its generation.
+    Allows: a reset on UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID (from JoinGroup,
+    SyncGroup, Heartbeat or OffsetCommit), a member leaving (close, poll timeout), a reset of a
+    member that owns nothing (EAGER members have revoked everything before they join).
+    Forbids: a member owning partitions resetting its generation on any other answer, e.g. SyncGroup
+    REBALANCE_IN_PROGRESS (KAFKA-13891: the group is only rebalancing, the member is still in it).
+    """
+    for ab in nxt.abandoned:
+        if ab.partitions and ab.cause not in FENCING_CAUSES:
+            return (f"m{ab.member} abandoned generation {ab.generation} on {ab.cause} while owning "
+                    f"{_fmt_parts(ab.partitions)}: they are lost (no revocation, no commit) although it was not fenced")
+    return None
+
+
+def consumer_invariants(step_view_of: Callable) -> tuple:
+    """Invariants over facts only a world with real consumers and offset retention produces
+    (`CommitEvent.expired_in`, `GroupView.handovers`); a model without them satisfies them vacuously.
+    Kept apart from `group_invariants` so that the abstract model and its TLA+ spec keep their set."""
+
+    def step_inv(name, fn):
+        return Invariant(name, CONSUMER_STATEMENTS[name], lambda a, act, b: fn(*step_view_of(a, act, b)), "step",
+                         CONSUMER_BROKEN_BY[name])
+
+    return (
+        step_inv("offsets-retention", check_offsets_retention),
+        step_inv("handover-committed", check_handover_committed),
+        step_inv("lost-only-when-fenced", check_lost_only_when_fenced),
     )
 
 

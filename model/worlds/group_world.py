@@ -28,7 +28,14 @@ Once `ticks` is spent, `settle(T)` (budget `settle_ticks`) still lets time pass 
 can happen and the group is not settled, so that a started rebalance can finish: this is what makes
 the explorer's recoverability analysis meaningful on a world whose time is bounded.
 The application commits with commitSync (one commit in flight at a time); responses are handled
-inside its poll(), and it polls again after every input (response, time passing).
+inside its poll(), and it polls again after every input (response, time passing). With
+`auto_commit_ms` the members auto-commit (periodically in poll, in onJoinPrepare before revoking,
+and on close); with `expiration` the coordinator's offset expiry task runs every `retention_check_ms`.
+Besides the group view, steps report to the consumer invariants (invariants/group.py
+`consumer_invariants`): retention expiries with the group state they happened in (from the offset
+tombstones the expiry writes), hand-overs (a revocation right after an acknowledged hand-over
+commit, with what the member had consumed) and abandoned generations (a member owning partitions
+whose generation was reset, with the coordinator error that caused it, or "left").
 `synchronous=True` narrows the world to the abstract model's assumptions (see PARAMS; used by
 refinement, model/refine.py); the engines then also get `check_refinement`.
 
@@ -46,13 +53,14 @@ from kverify.impl.coordinator import behaviours as CB
 from kverify.impl.coordinator.messages import (
     Errors as E, JoinGroupResponse, OffsetAndMetadata,
     OffsetCommitRequest, OffsetCommitResponse, SyncGroupResponse)
-from kverify.impl.coordinator.records import GroupMetadataRecord
+from kverify.impl.coordinator.records import GroupMetadataRecord, OffsetTombstone
 from kverify.impl.member import Member, MemberConfig
 from kverify.impl.member import behaviours as MB
 from kverify.impl.member.codec import CodecError, decode_assignment
-from kverify.invariants.core import Invariant, Violation
+from kverify.invariants.core import Invariant, Sometimes, Violation
 from kverify.invariants.group import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE, VALID_PREVIOUS,
-                                      ClientView, CommitEvent, GroupView, group_invariants, group_sometimes)
+                                      Abandon, ClientView, CommitEvent, GroupView, Handover, consumer_invariants,
+                                      group_invariants, group_sometimes)
 from kverify.model.protocol import Protocol
 from kverify.model.worlds.network import REQ, RESP, Net
 
@@ -74,25 +82,35 @@ PARAMS = {
     "tick_choices": (1, "how many of the next distinct deadlines a tick may jump to"),
     "request_timeouts": (False, "request timeouts are tick targets too (time may also pass them on other ticks)"),
     "synchronous": (False, "timers fire only while no message to or from a running member is in flight, only settled members leave, a process pauses only with no request in flight, a crash loses the requests not yet delivered, the MEMBER_ID_REQUIRED round trip is not interleaved (the abstract model's assumptions; used by refinement)"),
-    "expiration": (False, "coordinator offset expiry task on (retention below, checked every 5 s)"),
+    "expiration": (False, "coordinator offset expiry task on (retention below, checked every `retention_check_ms`)"),
     "retention_ms": (1000, "offsets retention when expiration is on"),
+    "retention_check_ms": (5000, "interval of the coordinator's offset expiry task (offsets.retention.check.interval.ms)"),
+    "auto_commit_ms": (0, "enable.auto.commit with this auto.commit.interval.ms (0 = off: the application commits with `commit`)"),
     "commit_on_revoke": (False, "the application commits synchronously in onPartitionsRevoked"),
 }
 
-# Behaviours the world can exercise (each goes to the component it belongs to). Not here: kafka-13636
-# (needs offsets of a topic the group no longer subscribes: members here never change subscription),
-# kafka-14196 (needs auto-commit), kafka-12890 (a member that heartbeats but never syncs: the world's
-# members always sync; a lost SyncGroup makes them rejoin after the request timeout).
+# Behaviours the world can exercise (each goes to the component it belongs to). Not here: kafka-12890
+# (a member that heartbeats but never syncs: the world's members always sync; a lost SyncGroup makes
+# them rejoin after the request timeout).
 SUPPORTS = frozenset({
     CB.STALE_GENERATION_COMMIT, CB.NO_GENERATION_BUMP, CB.MATH_ABS_COORDINATOR, CB.LEADER_NOT_REELECTED,
-    CB.STATIC_REPLACE_IN_COMPLETING, CB.DUPLICATE_STATIC_MEMBER,
-    MB.SYNC_REBALANCE_RESETS_GENERATION, MB.JOIN_PREPARE_ONCE, MB.COMMIT_UNOWNED,
+    CB.STATIC_REPLACE_IN_COMPLETING, CB.DUPLICATE_STATIC_MEMBER, CB.EXPIRE_WHILE_REBALANCING,
+    MB.SYNC_REBALANCE_RESETS_GENERATION, MB.JOIN_PREPARE_ONCE, MB.COMMIT_UNOWNED, MB.NO_PENDING_REVOCATION,
 })
 # World parameters under which each supported behaviour is exercised, and the engine that catches it
-# (tests/test_group_world.py proves each row; the bug zoo can use them). 13891 is exercised (cooperative
-# SyncGroup REBALANCE_IN_PROGRESS) but no invariant here sees its effect (partitions lost instead of
-# revoked: records re-processed), so it has no row.
+# (tests/test_group_world.py and tests/test_group_world_zoo.py prove each row; the bug zoo uses them).
+# 13636: one member commits, leaves (the group is Empty, subscribed topics = {}) and restarts at once;
+# the expiry task (every 4 s, retention 1 s) runs while the new join waits out the initial delay.
+# 14196: EAGER + auto-commit, m0 consumes p0 (log end 2) when m1's join makes it rejoin.
+# 13891: COOPERATIVE; the leader's SyncGroup is answered REBALANCE_IN_PROGRESS because another member left
+# meanwhile (with one slot: the late requests of its own previous incarnation, which joined and then left).
 HUNT_PARAMS = {
+    CB.EXPIRE_WHILE_REBALANCING: ({"members": 1, "expiration": True, "retention_ms": 1000, "retention_check_ms": 4000,
+                                   "events": 3, "ticks": 3, "tick_choices": 1, "settle_ticks": 0}, "explorer"),
+    MB.NO_PENDING_REVOCATION: ({"auto_commit_ms": 60000, "max_offset": 2, "commits": 0, "events": 2, "ticks": 2,
+                                "tick_choices": 1, "settle_ticks": 0}, "explorer"),
+    MB.SYNC_REBALANCE_RESETS_GENERATION: ({"members": 1, "protocol": "cooperative", "events": 3, "ticks": 2,
+                                           "tick_choices": 1, "settle_ticks": 0, "commits": 1}, "explorer"),
     CB.NO_GENERATION_BUMP: ({}, "explorer"),
     CB.LEADER_NOT_REELECTED: ({}, "explorer"),
     CB.MATH_ABS_COORDINATOR: ({"group": "polygenelubricants"}, "explorer"),
@@ -128,16 +146,25 @@ _UNSET = object()
 
 class _RecordingLog:
     """The coordinator's __consumer_offsets log for one step: appends succeed at once; the last
-    group metadata record is kept (the world's ghost of what a reload would bring back)."""
-    __slots__ = ("last",)
+    group metadata record is kept (the world's ghost of what a reload would bring back), and, when
+    `coord` is set, the offset tombstones written with the group's state at that moment (the expiry
+    task writes them right after deleting the offsets: that is the state the deletion happened in)."""
+    __slots__ = ("last", "coord", "tombstones")
 
-    def __init__(self):
+    def __init__(self, coord=None):
         self.last = None
+        self.coord = coord
+        self.tombstones = ()        # ((group_id, TopicPartition, group state name), ...)
 
     def append(self, partition, records):
         for r in records:
             if isinstance(r, GroupMetadataRecord):
                 self.last = r
+            elif isinstance(r, OffsetTombstone) and self.coord is not None:
+                g = self.coord.group(r.group_id)
+                # cleanupGroupMetadata turns only an Empty group left without offsets Dead and drops
+                # it from the cache before writing its tombstones: a missing group was Empty
+                self.tombstones += ((r.group_id, r.partition, "Empty" if g is None else g.state),)
         return E.NONE
 
 
@@ -204,13 +231,16 @@ class WorldState:
 
 
 class StepInfo:
-    """What one step did, for the step invariants: accepted commits, states passed, replies."""
-    __slots__ = ("accepted", "passed", "replies")
+    """What one step did, for the step invariants: accepted commits (and retention expiries),
+    states passed, replies, hand-overs (revocations after an acknowledged hand-over commit)."""
+    __slots__ = ("accepted", "passed", "replies", "handovers", "abandoned")
 
-    def __init__(self, accepted=(), passed=(), replies=()):
+    def __init__(self, accepted=(), passed=(), replies=(), handovers=(), abandoned=()):
         self.accepted = accepted
         self.passed = passed
         self.replies = replies
+        self.handovers = handovers
+        self.abandoned = abandoned
 
 
 _NO_STEP = StepInfo()
@@ -232,9 +262,12 @@ class GroupWorld(Protocol):
             raise ValueError("group-world: partitions must be between 1 and 6")
         if full["protocol"] not in ("eager", "cooperative"):
             raise ValueError("group-world: protocol must be eager or cooperative")
-        for key in ("events", "faults", "losses", "ticks", "commits", "max_generation", "max_offset", "settle_ticks"):
+        for key in ("events", "faults", "losses", "ticks", "commits", "max_generation", "max_offset", "settle_ticks",
+                    "auto_commit_ms"):
             if int(full[key]) < 0:
                 raise ValueError(f"group-world: {key} must be >= 0")
+        if int(full["retention_check_ms"]) < 1:
+            raise ValueError("group-world: retention_check_ms must be >= 1")
         if int(full["tick_choices"]) < 1:
             raise ValueError("group-world: tick_choices must be >= 1")
         self.group_id = str(full["group"])
@@ -248,7 +281,7 @@ class GroupWorld(Protocol):
         self.coord_config = CoordinatorConfig(
             group_initial_rebalance_delay_ms=3000, group_min_session_timeout_ms=6000,
             offsets_expiration_enabled=bool(full["expiration"]), offsets_retention_ms=int(full["retention_ms"]),
-            offsets_retention_check_interval_ms=5000)
+            offsets_retention_check_interval_ms=int(full["retention_check_ms"]))
         assignors = ("range",) if full["protocol"] == "eager" else ("cooperative-sticky",)
         self.member_configs = tuple(
             MemberConfig(self.group_id, topics=(TOPIC,), assignors=assignors,
@@ -257,11 +290,12 @@ class GroupWorld(Protocol):
                          heartbeat_interval_ms=HEARTBEAT_MS, request_timeout_ms=REQUEST_MS,
                          cluster={TOPIC: self.p}, commit_on_revoke=bool(full["commit_on_revoke"]),
                          fetch_per_poll=1, max_offset=int(full["max_offset"]), record_events=False,
+                         auto_commit_interval_ms=int(full["auto_commit_ms"]) or None,
                          correlation_base=(m + 1) * CID_STRIDE)
             for m in range(self.n))
         self.static = bool(full["static"])
         self.all_parts = (1 << self.p) - 1
-        self._invs = group_invariants(self.view, self.step_views) + (
+        self._invs = group_invariants(self.view, self.step_views) + consumer_invariants(self.step_views) + (
             Invariant("coordinator-partition-in-range",
                       "the group's coordinator is an existing __consumer_offsets partition (0 <= p < n)",
                       self._check_partition, "state", (CB.MATH_ABS_COORDINATOR,)),
@@ -278,6 +312,13 @@ class GroupWorld(Protocol):
         # zombie-fenced needs a process that stops (pause/crash budget): without faults it is not required
         self._some = tuple(x for x in group_sometimes(self.view, self.n, failover=False)
                            if x.name != "zombie-fenced" or int(full["faults"]) > 0)
+        # the consumer invariants are vacuous unless their events happen: require them when configured
+        if int(full["auto_commit_ms"]) or full["commit_on_revoke"]:
+            self._some += (Sometimes("handover", "a member revokes partitions right after an acknowledged hand-over commit",
+                                     lambda s: bool(s.last.handovers)),)
+        if full["expiration"]:
+            self._some += (Sometimes("offsets-expired", "the coordinator's expiry task deletes committed offsets",
+                                     lambda s: any(e.expired_in >= 0 for e in s.last.accepted)),)
         self._init = None
         self._refinement = None
         from kverify.model import refine as _refine
@@ -489,15 +530,21 @@ class GroupWorld(Protocol):
             paused = _set(paused, m, False)
             fa -= 1
         members = _set(s.members, m, mem)
+        handed = self._handover(m, s.members[m], mem)
+        dropped = self._abandon(m, s.members[m], mem, None)
         net = s.net
         if self.synchronous and kind in ("crash", "leave", "restart"):
             net = net.drop_requests(m)      # the closed connection loses what it had not delivered
         conns = _reconnect(s.conns, m, s.members[m], mem, None)
+        # close() sends its last requests (auto-commit, LeaveGroup) before closing the connection: they
+        # follow what is already in flight on it; only a later incarnation uses a new connection
+        conn = s.conns[m] if kind == "leave" else conns[m]
         answers = s.answers if mem.alive else _set(s.answers, m, None)
         if kind in ("start", "restart"):
             answers = _set(answers, m, None)
-        return self._build(s, members=members, changed=(m,), net=net.send(m, reqs, conns[m]), started=started,
-                           paused=paused, budget=(ev, fa, lo, ti, co, se), conns=conns, answers=answers)
+        return self._build(s, members=members, changed=(m,), net=net.send(m, reqs, conn), started=started,
+                           paused=paused, budget=(ev, fa, lo, ti, co, se), conns=conns, answers=answers,
+                           last=StepInfo(handovers=handed, abandoned=dropped) if handed or dropped else None)
 
     def _deliver(self, s, m, cid):
         req, net = s.net.take(REQ, m, cid)
@@ -514,11 +561,13 @@ class GroupWorld(Protocol):
     def _tick(self, s, t, settle=False):
         log = _RecordingLog()
         coord = s.coord.copy(log=log)
+        log.coord = coord
         before = s.group(self.group_id)
         replies = coord.advance(t - s.now)
         net = self._route(s.net, replies)
         members = list(s.members)
         changed = []
+        handed = dropped = ()
         conns = s.conns
         for m in range(self.n):
             mem = members[m]
@@ -529,23 +578,22 @@ class GroupWorld(Protocol):
             reqs = reqs + mem.poll(t)        # the application keeps polling while time passes
             members[m] = mem
             changed.append(m)
+            handed += self._handover(m, s.members[m], mem)
+            dropped += self._abandon(m, s.members[m], mem, None)
             conns = _reconnect(conns, m, s.members[m], mem, None)
             net = net.send(m, reqs, conns[m])
         ev, fa, lo, ti, co, se = s.budget
         budget = (ev, fa, lo, ti, co, se - 1) if settle else (ev, fa, lo, ti - 1, co, se)
         s2 = self._build(s, members=tuple(members), changed=tuple(changed), net=net,
                          budget=budget, conns=conns, defer=True)
-        after = coord.group(self.group_id)
-        expired = ()
-        if before is not None:
-            gone = 0
-            for q in range(self.p):
-                tp = (TOPIC, q)
-                if _has_offset(before, tp) and (after is None or not _has_offset(after, tp)):
-                    gone |= 1 << q
-            if gone:   # retention expiry: a configured deletion, viewed as an explicit reset
-                expired = (CommitEvent(-1, -1, gone, True),)
-        return self._after_coordinator(s2, coord, log, before, s2.net, replies, expired)
+        # retention expiry: a configured deletion (explicit_reset), with the group state it happened in;
+        # an offset that vanishes without a tombstone gets no event (committed-offset-safety sees it)
+        by_state = {}
+        for gid, tp, state in log.tombstones:
+            if gid == self.group_id and tp.topic == TOPIC and 0 <= tp.partition < self.p:
+                by_state[state] = by_state.get(state, 0) | (1 << tp.partition)
+        expired = tuple(CommitEvent(-1, -1, mask, True, STATE_CODES[state]) for state, mask in sorted(by_state.items()))
+        return self._after_coordinator(s2, coord, log, before, s2.net, replies, expired, handed, dropped)
 
     def _receive(self, s, m, cid):
         resp, net = s.net.take(RESP, m, cid)
@@ -554,8 +602,51 @@ class GroupWorld(Protocol):
         reqs = reqs + mem.poll(s.now)        # responses are handled inside the application's poll()
         conns = _reconnect(s.conns, m, s.members[m], mem, cid)
         answers = s.answers if mem.alive else _set(s.answers, m, None)
+        handed = self._handover(m, s.members[m], mem)
+        dropped = self._abandon(m, s.members[m], mem, resp)
         return self._build(s, members=_set(s.members, m, mem), changed=(m,), net=net.send(m, reqs, conns[m]),
-                           conns=conns, answers=answers)
+                           conns=conns, answers=answers,
+                           last=StepInfo(handovers=handed, abandoned=dropped) if handed or dropped else None)
+
+    def _abandon(self, m, old, new, resp) -> tuple:
+        """The process gave up the generation it held in this step while owning partitions, and why:
+        the error of the response it handled (`resp`), "left" when it dropped its member id itself
+        (close, poll timeout) without an answer telling it to, else "none"."""
+        if (not old.alive or not new.alive or new.incarnation != old.incarnation or not old.owned
+                or old.generation.generation_id < 0 or new.generation.generation_id >= 0):
+            return ()
+        cause = None
+        if resp is not None:
+            cause = getattr(resp, "error", None)
+            if isinstance(resp, OffsetCommitResponse):
+                cause = next((err for _tp, err in resp.partition_errors if err != E.NONE), E.NONE)
+        if cause is None or cause == E.NONE:
+            cause = "left" if (old.generation.member_id and not new.generation.member_id) else "none"
+        return (Abandon(m, old.generation.generation_id, self._masks(old.owned), str(cause)),)
+
+    def _handover(self, m, old, new) -> tuple:
+        """A revocation (not a loss) in this step that follows the acknowledgement of the commit the
+        member sent to hand the partitions over: onJoinPrepare's auto-commit, or the commitSync of
+        its revocation callback. Outcomes are read from the results recorded in this very step
+        (plus the prepare commit's outcome already in the member's state)."""
+        revoked = old.owned - new.owned
+        if not revoked or not new.alive or new.generation.generation_id < 0 or not new.generation.member_id:
+            return ()
+        fresh = new.commit_results[len(old.commit_results):]
+        acked = False
+        if old.prepare_commit is not None and new.prepare_commit is None:
+            cid, outcome = old.prepare_commit
+            outcomes = [o for c, _purpose, o in fresh if c == cid]
+            acked = (outcomes[-1] if outcomes else outcome) == "ok"
+        if not acked and old.blocked is not None and new.blocked is None and old.blocked.cid is not None:
+            acked = any(c == old.blocked.cid and o == "ok" for c, _purpose, o in fresh)
+        if not acked:
+            return ()
+        consumed = [-1] * self.p
+        for tp, pos in old.positions.items():
+            if tp in revoked and tp.topic == TOPIC and 0 <= tp.partition < self.p:
+                consumed[tp.partition] = pos
+        return (Handover(m, self._masks(revoked), tuple(consumed)),)
 
     def _route(self, net, replies):
         for r in replies:
@@ -577,7 +668,7 @@ class GroupWorld(Protocol):
             return (CommitEvent(-1, -1, mask),)
         return (CommitEvent(m, req.generation_id, mask),)
 
-    def _after_coordinator(self, s, coord, log, before, net, replies, accepted):
+    def _after_coordinator(self, s, coord, log, before, net, replies, accepted, handovers=(), abandoned=()):
         """Common tail of steps that ran the coordinator: ghosts (delivered, persisted, epoch)."""
         after = coord.group(self.group_id)
         delivered = s.delivered
@@ -607,7 +698,7 @@ class GroupWorld(Protocol):
             if ev.member >= 0:
                 counts = tuple(c + ((ev.partitions >> q) & 1) for q, c in enumerate(counts))
         return self._build(s, coord=coord, net=net, delivered=delivered, persisted=persisted, gepoch=gepoch,
-                           answers=answers, counts=counts, last=StepInfo(accepted, passed, tuple(replies)))
+                           answers=answers, counts=counts, last=StepInfo(accepted, passed, tuple(replies), handovers, abandoned))
 
     def _answers(self, s, g, replies) -> tuple:
         """Ghost for refinement: per slot, the coordinator's last group-protocol answer to the current
@@ -801,8 +892,9 @@ class GroupWorld(Protocol):
         a = self.view(prev)
         b = self.view(nxt)
         info = nxt.last
-        if info is not None and (info.accepted or info.passed):
-            b = b._replace(accepted=info.accepted, passed=info.passed)
+        if info is not None and (info.accepted or info.passed or info.handovers or info.abandoned):
+            b = b._replace(accepted=info.accepted, passed=info.passed, handovers=info.handovers,
+                           abandoned=info.abandoned)
         if nxt.gepoch != prev.gepoch:
             # the group was deleted (offset expiry of an Empty group): what the old group delivered
             # does not constrain the new one, which starts again at generation 0
@@ -978,10 +1070,6 @@ def _set(t: tuple, i: int, value) -> tuple:
 
 def _parts(mask: int) -> list:
     return [f"p{q}" for q in range(mask.bit_length()) if (mask >> q) & 1]
-
-
-def _has_offset(g, tp) -> bool:
-    return any(k.topic == tp[0] and k.partition == tp[1] for k in g.offsets)
 
 
 def _offset(g, tp) -> int:
