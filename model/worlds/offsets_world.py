@@ -1,0 +1,317 @@
+"""offsets-world: a group committing offsets through the replicated __consumer_offsets partition of
+the reference implementation, while brokers fail and leadership of that partition moves.
+
+Why it exists: the abstract offsets model (model/offsets.py) states what a coordinator failover may
+and may not lose; this world runs the real thing — `impl/replication/offsets_topic.py`
+`OffsetsTopicWorld`: one `GroupCoordinator` per broker, appends that are acks=all produce requests on
+the offsets partition, unload on resignation and load from the new leader's log — under the
+interleavings the engines choose, judged by `acked-commit-durable` (invariants/offsets.py) and by the
+replication invariants (invariants/replication.py) on the offsets partition itself.
+
+The world: data brokers 1..N host `__consumer_offsets` partition 0 (RF min(3, N)); broker 0 is the
+dedicated controller node (it hosts a coordinator that never leads). One consumer of group `g`
+commits offsets of data partitions `d-0..` as a simple consumer (generation -1, Kafka's manual
+assignment), like `commitSync`: at most one commit in flight, each commit of a partition one offset
+higher than the previous. Actions:
+  commit(p, offset, broker)   the client sends an OffsetCommit to the broker that leads the offsets
+                              partition (as its FindCoordinator would answer)
+  load                        every newly elected leader finishes loading the partition
+  ...and every cluster action of replication-world except `produce` (the coordinator is the only
+  producer): replicate, isr_check, deliver/drop, advance, flush, crash/restart, controller steps.
+Replies reach the client in the step that produces them; an answer with error NONE for a partition
+is an *acknowledged* commit (the ghost `acked` of the view); a commit whose broker dies fails on the
+client side (the connection is gone). One commit at a time is not only commitSync's shape: with two
+in flight, Kafka itself answers NONE to a commit it then does not serve until the next reload
+(repl's note in docs/notes/requests.md), which is not what `acked-commit-durable` is about.
+
+Invariants: `acked-commit-durable` over an `OffsetsView` (the stored leader's loaded coordinator,
+whether it leads in the controller's current epoch, what it serves, what was acknowledged) and the
+replication invariants of the offsets partition. The group invariants (generation monotonicity,
+state transitions) have nothing to judge here: a simple consumer never joins, no generation exists.
+
+Behaviours (SUPPORTS): unclean-election and truncate-to-hw, both caught by the explorer (see
+tests/test_offsets_world.py for the bounds). Defaults are the smallest bounds where the explorer is
+exhaustive (~2,500 states). With `commits=2` the explorer finds a coordinator bug in the correct
+implementation (an acknowledged commit not served after a reload; reported to coord in
+docs/notes/requests.md).
+"""
+from __future__ import annotations
+
+from kverify.impl.coordinator import CoordinatorConfig
+from kverify.impl.coordinator.messages import OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse, TopicPartition
+from kverify.impl.coordinator.records import OffsetCommitRecord
+from kverify.impl.replication import behaviours as B
+from kverify.impl.replication.invariant_view import epoch_view
+from kverify.impl.replication.offsets_topic import OFFSETS_TOPIC, OffsetsTopicWorld
+from kverify.impl.replication.replica import LEADER
+from kverify.invariants import offsets as OI
+from kverify.invariants import replication as RI
+from kverify.invariants.core import Sometimes
+from kverify.model.protocol import Protocol
+from kverify.model.worlds import replication_world as RW
+
+PARAMS = {
+    "brokers": (3, "data brokers 1..N hosting __consumer_offsets-0 (2-5); broker 0 is the controller node"),
+    "rf": (0, "replication factor of the offsets partition (0 = min(3, brokers))"),
+    "min_isr": (2, "min.insync.replicas of __consumer_offsets"),
+    "init_isr": (0, "replicas in the initial ISR (0 = all); the others start down and come back as followers"),
+    "partitions": (1, "data partitions d-0.. whose offsets the group commits (1-2)"),
+    "commits": (1, "offset commits the client may send"),
+    "crashes": (1, "data-broker crashes allowed"),
+    "lossy": (0, "of which lossy (guarded as in replication-world)"),
+    "drops": (0, "controller-plane messages that may be lost"),
+    "ticks": (0, "time jumps past replica.lag.time.max.ms"),
+    "preferred": (0, "preferred replica elections of the offsets partition"),
+    "failovers": (0, "crashes of the dedicated controller node"),
+    "epochs": (3, "no new fault or elective election once the leader epoch reaches this"),
+    "lag_ms": (1000, "replica.lag.time.max.ms"),
+}
+
+SUPPORTS = frozenset({B.UNCLEAN_ELECTION, B.TRUNCATE_TO_HW})
+
+# Bounds at which the explorer reaches each supported behaviour on this world in seconds
+# (tests/test_offsets_world.py; proposed to the zoo, which otherwise builds worlds with their defaults).
+HUNT = {
+    B.UNCLEAN_ELECTION: {"init_isr": 2, "crashes": 2},
+    B.TRUNCATE_TO_HW: {"commits": 2},
+}
+
+GROUP = "g"
+DATA_TOPIC = "d"
+OTP = (OFFSETS_TOPIC, 0)
+
+
+def make(params: dict, behaviours: frozenset = frozenset()) -> "OffsetsWorld":
+    return OffsetsWorld(params, behaviours)
+
+
+class OWState:
+    """One world state: an OffsetsTopicWorld never mutated once built, the client's ghost and budgets.
+
+    client = (in-flight commit (cid, partition, offset, broker) or None, next offset per partition,
+              highest acknowledged offset per partition)."""
+
+    __slots__ = ("world", "client", "budget", "_key", "_hash", "_view", "_rview", "_eview")
+
+    def __init__(self, world: OffsetsTopicWorld, client: tuple, budget: tuple):
+        self.world = world
+        self.client = client
+        self.budget = budget
+        self._key = None
+        self._hash = None
+        self._view = None
+        self._rview = None
+        self._eview = None
+
+    def key(self):
+        k = self._key
+        if k is None:
+            w = self.world
+            inflight = self.client[0]
+            k = self._key = (RW._key_of(w.cluster),
+                             tuple((b, c.snapshot()) for b, c in sorted(w.coordinators.items())),
+                             tuple(sorted(w._pending.items())), tuple(sorted(w._loads)),
+                             inflight, self.client[1:], self.budget)
+        return k
+
+    def __hash__(self):
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self.key())
+        return h
+
+    def __eq__(self, other):
+        return isinstance(other, OWState) and (self is other or (hash(self) == hash(other) and self.key() == other.key()))
+
+    def __repr__(self):
+        return f"OWState(client={self.client}, budget={self.budget})"
+
+
+class OffsetsWorld(Protocol):
+    name = "offsets-world"
+
+    def __init__(self, params: dict, behaviours: frozenset = frozenset()):
+        full = {k: v[0] for k, v in PARAMS.items()}
+        full.update(params or {})
+        self.params = full
+        self.behaviours = frozenset(behaviours)
+        self.np = int(full["partitions"])
+        if not 1 <= self.np <= 2:
+            raise ValueError("offsets-world: partitions must be 1 or 2")
+        if int(full["commits"]) < 0:
+            raise ValueError("offsets-world: commits must be >= 0")
+        # the cluster rules are replication-world's (same actions, budgets and guards)
+        rparams = {k: full[k] for k in ("brokers", "rf", "min_isr", "init_isr", "crashes", "lossy", "drops", "ticks",
+                                        "preferred", "failovers", "epochs", "lag_ms")}
+        rparams.update(records=0, partitions=1, reassignments=0)
+        self.rules = RW.ReplicationWorld(rparams, self.behaviours)
+        self.n = self.rules.n
+        self.data = tuple(TopicPartition(DATA_TOPIC, p) for p in range(self.np))
+        self._invs = self._bind_invariants()
+        self._init = None
+
+    # --- the transition system --------------------------------------------------------------------------------
+    def init_states(self):
+        if self._init is None:
+            r = self.rules
+            ar = r.assignment[0]
+            w = OffsetsTopicWorld(brokers=(RW.CTRL,) + r.data_brokers, partitions=1, replication_factor=r.rf,
+                                  behaviours=self.behaviours, replication_config=r.config,
+                                  coordinator_config=CoordinatorConfig(offsets_expiration_enabled=False),
+                                  assignment={0: ar}, controller=RW.CTRL)
+            late = ar[r.init_isr:] if r.init_isr else ()
+            for b in late:
+                w.run("crash", b)
+            if late:
+                w.run("handle_broker_changes")
+                w.run("deliver_all")
+                for b in late:
+                    w.run("restart", b)
+                w.run("handle_broker_changes")
+                w.run("deliver_all")
+            w.complete_loads()
+            budget = r.init_states()[0].budget[:RW.RECORDS] + (int(self.params["commits"]),) + \
+                r.init_states()[0].budget[RW.RECORDS + 1:]
+            self._init = [OWState(w, (None, (1,) * self.np, (0,) * self.np), budget)]
+        return self._init
+
+    def actions(self, s: OWState):
+        w = s.world
+        out = []
+        if s.client[0] is None and s.budget[RW.RECORDS]:
+            coord = w.coordinator_for(GROUP)
+            if coord >= 0 and w.cluster.brokers[coord].alive:
+                for p in range(self.np):
+                    out.append(("commit", p, s.client[1][p], coord))
+        if w.loading():
+            out.append(("load",))
+        out.extend(self.rules.cluster_actions(w.cluster, s.budget, producers=False))
+        return out
+
+    def step(self, s: OWState, a: tuple) -> OWState:
+        w = s.world.copy()
+        inflight, nxt, acked = s.client
+        budget = s.budget
+        if a[0] == "commit":
+            _n, p, offset, broker = a
+            cid = s.budget[RW.RECORDS]            # distinct per commit: the budget counts down
+            req = OffsetCommitRequest(GROUP, offsets=((self.data[p], OffsetAndMetadata(offset)),), correlation_id=cid)
+            inflight = (cid, p, offset, broker)
+            nxt = nxt[:p] + (offset + 1,) + nxt[p + 1:]
+            budget = budget[:RW.RECORDS] + (budget[RW.RECORDS] - 1,) + budget[RW.RECORDS + 1:]
+            replies = w.handle(broker, req)
+        elif a[0] == "load":
+            replies = w.complete_loads()
+        else:
+            budget = self.rules.apply_to(w.cluster, budget, a)
+            replies = w.sync()
+        for _b, reply in replies:
+            if inflight is None or reply.correlation_id != inflight[0]:
+                continue
+            resp = reply.response
+            if isinstance(resp, OffsetCommitResponse):
+                _cid, p, offset, _broker = inflight
+                if dict(resp.partition_errors).get(self.data[p]) == "NONE" and offset > acked[p]:
+                    acked = acked[:p] + (offset,) + acked[p + 1:]
+            inflight = None
+        if inflight is not None and not w.cluster.brokers[inflight[3]].alive:
+            inflight = None     # the connection died with the broker: the client sees the commit fail
+        return OWState(w, (inflight, nxt, acked), budget)
+
+    # --- properties -------------------------------------------------------------------------------------------
+    def offsets_view(self, s: OWState):
+        v = s._view
+        if v is None:
+            w = s.world
+            c = w.cluster
+            st = c.store.states.get(OTP)
+            coordinator, current, served = -1, False, (0,) * self.np
+            if st is not None and st.leader >= 0 and c.brokers[st.leader].alive:
+                coord = w.coordinators[st.leader]
+                if 0 in coord.owned_partitions() and (st.leader, 0) not in w.loading():
+                    coordinator = st.leader
+                    r = c.replica(st.leader, OTP)
+                    current = r is not None and r.role == LEADER and r.leader_epoch == st.leader_epoch
+                    g = coord.group(GROUP)
+                    if g is not None:
+                        served = tuple(g.offsets[tp].offset if tp in g.offsets else 0 for tp in self.data)
+            v = s._view = OI.OffsetsView(coordinator, current, served, s.client[2])
+        return v
+
+    def _bind_invariants(self) -> tuple:
+        out = [OI.bind(self.offsets_view)]
+        out.extend(RI.bind(RI.ALL, self._repl_view, self._epoch_view))
+        return tuple(out)
+
+    def _repl_view(self, s: OWState):
+        v = s._rview
+        if v is None:
+            v = s._rview = RW.view_of(s.world.cluster, OTP)
+        return v
+
+    def _epoch_view(self, s: OWState):
+        v = s._eview
+        if v is None:
+            v = s._eview = epoch_view(s.world.cluster, OTP)
+        return v
+
+    def invariants(self):
+        return self._invs
+
+    def sometimes(self):
+        props = [Sometimes("commit-acked", "an offset commit is acknowledged", lambda s: any(s.client[2]))]
+        if int(self.params["crashes"]) and self.rules.rf > 1:
+            props.append(Sometimes("acked-served-after-failover",
+                                   "after the offsets partition moved, the new coordinator serves an acknowledged offset",
+                                   self._served_after_move))
+        return tuple(props)
+
+    def _served_after_move(self, s: OWState) -> bool:
+        v = self.offsets_view(s)
+        st = s.world.cluster.store.states.get(OTP)
+        return (v.current and st is not None and st.leader_epoch > 0
+                and any(a and h >= a for h, a in zip(v.served, v.acked)))
+
+    def is_fault(self, action) -> bool:
+        return self.rules.is_fault(action)
+
+    def is_quiescent_good(self, s: OWState) -> bool:
+        """The offsets partition has a live leader (or no live ISR member) and no load is pending."""
+        return RW.ReplicationWorld.cluster_good(s.world.cluster, (OTP,)) and not s.world.loading()
+
+    # --- reports ----------------------------------------------------------------------------------------------
+    def participants(self):
+        return ("consumer",) + tuple(f"broker {b}" for b in self.rules.data_brokers) + ("controller",)
+
+    def arrow(self, action):
+        if action[0] == "commit":
+            return ("consumer", RW.ReplicationWorld._who(action[3]))
+        if action[0] == "load":
+            return None
+        return self.rules.arrow(action)
+
+    def describe(self, s: OWState) -> dict:
+        out = self.rules.describe(RW.RWState(s.world.cluster, s.budget), label=_batch_label)
+        v = self.offsets_view(s)
+        inflight, nxt, acked = s.client
+        out["coordinator"] = {"broker": v.coordinator, "current": v.current,
+                              "serves": {str(tp): o for tp, o in zip(self.data, v.served)},
+                              "loading": [b for b, _p in s.world.loading()]}
+        out["client"] = {"in_flight": None if inflight is None else {"partition": str(self.data[inflight[1]]),
+                                                                     "offset": inflight[2]},
+                         "acked": {str(tp): o for tp, o in zip(self.data, acked)}}
+        budget = out.pop("budget")
+        budget["commits"] = budget.pop("records")
+        out["budget"] = budget
+        return out
+
+
+def _batch_label(batch) -> str:
+    """One offsets-topic record (a coordinator append) in a few characters: `commit d-0=3`."""
+    parts = []
+    for rec in batch:
+        if isinstance(rec, OffsetCommitRecord):
+            parts.append(f"commit {rec.partition}={rec.offset}")
+        else:
+            parts.append(type(rec).__name__)
+    return "[" + ", ".join(parts) + "]"

@@ -1,0 +1,667 @@
+"""replication-world: the reference replicated cluster (impl/replication) as a Protocol.
+
+Why it exists: the abstract replication model (model/replication.py) states the protocol's rules;
+this world runs the *implementation* — brokers with real logs, epoch caches, follower fetch state,
+the ZooKeeper-era controller and its store, every message on an explicit network — under the
+interleavings the engines choose, and judges it with the very invariant objects of
+`invariants/replication.py`, through repl's mapping `impl/replication/invariant_view.py`.
+
+The world (defaults in PARAMS): data brokers 1..N host topic `t` (RF min(3, N)); broker 0 is a
+dedicated controller node that hosts no replica (it can crash: a controller failover). Actions,
+listed in this order:
+  produce(t, p, record, acks, broker)     a producer writes the next record id to a broker that
+                                          believes it leads (a deposed leader included)
+  replicate(b, t, p, leader)              follower b's next request (OffsetsForLeaderEpoch while it
+                                          truncates, else Fetch) delivered and answered in one step
+                                          (`fetch="split"`: send_fetch + separate deliveries;
+                                          `fetch="mixed"`: also fetch_request(b, t, p, leader), the
+                                          request answered but the answer left in flight)
+  isr_check(b, t, p)                      the leader's ISR task (offered only when it would act)
+  deliver(id, kind, src, dst) / drop(...) one controller-plane message (LeaderAndIsr, AlterPartition,
+                                          its response, StopReplica) delivered or lost
+  advance(ms)                             time jumps past replica.lag.time.max.ms
+  flush(b)                                a broker's logs and HW checkpoint reach the disk
+  crash(b, lossy) / restart(b)            a broker process dies (lossy: its unflushed suffix is gone)
+  elect_controller(b) / handle_broker_changes / elect_preferred(t, p) / reassign(t, p, target) /
+  reassignment_step(t, p)                 the controller's decisions
+  expire_controller(b)                    the controller's session expires; its process runs on as a
+  zombie_broker_changes(b)                zombie that may still process broker failures on its stale view
+Budgets bound it: records, crashes, lossy crashes, drops, ticks, preferred elections, reassignments,
+controller failovers; and no new fault or elective election once a leader epoch reaches `epochs`
+(recovery — restarts, broker-change handling, controller election — stays enabled).
+
+Environment assumption for lossy crashes (why they are guarded): the invariants assume a committed
+record survives on some ISR member (the reference states them "while lossy restarts < MinISR"; the
+abstract model enforces it with KIP-966's ELR and unclean-shutdown detection). This ZK-era cluster
+has neither, so a lossy crash of a partition's only in-sync copy makes even today's Kafka lose data
+(KIP-966's motivation), and a broker that lost data is, until the controller processes its failure,
+an ISR member (even an electable one) missing committed records. A lossy crash of broker b is
+therefore offered only when the active controller is up to date and not on b, b is the stored leader of none of
+its partitions and, for each of them, another stored-ISR member holds the whole committed prefix;
+and the controller processes it in the same step (handle_broker_changes: the loss is detected at
+once, as the abstract model's ZK watch does).
+
+Bounds: the defaults (2 partitions, one record, one crash, one controller failover, one preferred
+election) are tuned for the bug hunt (`kverify zoo` builds worlds with their defaults): seeded walks
+reach preferred-election-outside-isr and stale-controller-accepted there within seconds. The smallest
+bounds, explored exhaustively in seconds: `--param partitions=1 --param failovers=0` (~6,300 states,
+recoverability included) and the same with `--param brokers=2 --param preferred=0` (~300 states).
+
+Behaviours (SUPPORTS), each caught on this world by an engine in seconds (tests/test_replication_world.py):
+truncate-to-hw, no-maximal-isr, preferred-election-outside-isr (the explorer at partitions=1
+failovers=0 init_isr=0), unclean-election (the same with crashes=2 init_isr=2), no-broker-epoch-check
+(init_isr=2 lossy=1: an AlterPartition proposed before a follower's lossy restart is accepted with its
+old broker epoch), expand-without-epoch-start (init_isr=2 fetch=mixed: one fetch whose answer is
+still in flight when the expansion lands); stale-controller-accepted (walks at the defaults: a
+LeaderAndIsr of the deposed controller's epoch, still in flight, is applied after the new
+controller's) and no-fetch-epoch-fencing (walks with fetch=mixed records=2 acks=1: the deposed
+leader's fetch answer is applied in the new epoch; the explorer needs depth 10, ~40,000 states). The
+others are left to the abstract model `replication`, because:
+- ofle-offset-only and skip-truncate-same-leader need 15-22 precise impl steps (leader changes
+  and back, a dropped LeaderAndIsr, restarts and rejoins): beyond BFS at ~1,000-3,000 states/s and
+  beyond random walks;
+- hw-ignores-min-isr, reassignment-drops-old-replicas-early and isr-shrinks-to-leader-min-isr-1 (alone)
+  only lose data when the last in-sync copy is lost on disk, which the lossy-crash guard above
+  excludes because today's ZK-era Kafka loses data there too.
+
+States are `RWState` values: the cluster inside is never mutated after the state is built (a step
+copies it). Equality and hash use a canonical key in which message ids are abstracted (in-flight
+messages form a multiset of (src, dst, body)) and finished produce results are dropped: states that
+differ only in those behave identically.
+"""
+from __future__ import annotations
+
+from kverify.impl.replication import Cluster, ReplicationConfig
+from kverify.impl.replication import behaviours as B
+from kverify.impl.replication import elections
+from kverify.impl.replication import messages as M
+from kverify.impl.replication.invariant_view import epoch_view, repl_view
+from kverify.impl.replication.replica import FOLLOWER, LEADER, OFFLINE
+from kverify.invariants import replication as RI
+from kverify.invariants.core import Invariant, Sometimes
+from kverify.model.protocol import Protocol
+
+PARAMS = {
+    "brokers": (3, "data brokers 1..N (2-5); broker 0 is a dedicated controller node"),
+    "partitions": (2, "partitions of topic t (1-3)"),
+    "rf": (0, "replication factor (0 = min(3, brokers))"),
+    "min_isr": (2, "min.insync.replicas"),
+    "init_isr": (0, "replicas of each AR in the initial ISR (0 = all); the others were down at creation and "
+                    "start as followers outside the ISR"),
+    "records": (1, "records producers may write in total"),
+    "acks": ("-1,1,0", "acks settings a producer may use (comma separated, from -1, 0, 1)"),
+    "crashes": (1, "data-broker crashes allowed"),
+    "lossy": (0, "of which lossy (the unflushed suffix is lost); guarded, see the module docstring"),
+    "drops": (0, "controller-plane messages that may be lost"),
+    "ticks": (0, "time jumps past replica.lag.time.max.ms"),
+    "preferred": (1, "preferred replica elections"),
+    "reassignments": (0, "partition reassignments started"),
+    "failovers": (1, "controller failovers: the controller node crashes, or its session expires (a zombie)"),
+    "epochs": (3, "no new fault or elective election once a leader epoch reaches this"),
+    "fetch": ("atomic", "atomic: a follower's request and its answer are one step; split: separate steps; "
+                        "mixed: atomic, or the answer left in flight (one per follower)"),
+    "lag_ms": (1000, "replica.lag.time.max.ms"),
+}
+
+SUPPORTS = frozenset({
+    B.TRUNCATE_TO_HW, B.NO_MAXIMAL_ISR, B.UNCLEAN_ELECTION, B.PREFERRED_OUTSIDE_ISR, B.STALE_CONTROLLER_ACCEPTED,
+    B.NO_BROKER_EPOCH_CHECK, B.EXPAND_WITHOUT_EPOCH_START, B.NO_FETCH_EPOCH_FENCING,
+})
+
+# Bounds at which an engine reaches each supported behaviour on this world in seconds (the explorer,
+# except stale-controller-accepted and no-fetch-epoch-fencing: seeded walks). The defaults serve the
+# walks; these serve a search that builds the world per behaviour (tests/test_replication_world.py;
+# proposed to the zoo in docs/notes/requests.md).
+_SINGLE = {"partitions": 1, "failovers": 0, "init_isr": 0}
+HUNT = {
+    B.TRUNCATE_TO_HW: dict(_SINGLE),
+    B.NO_MAXIMAL_ISR: dict(_SINGLE),
+    B.PREFERRED_OUTSIDE_ISR: dict(_SINGLE),
+    B.UNCLEAN_ELECTION: dict(_SINGLE, crashes=2, init_isr=2),
+    B.NO_BROKER_EPOCH_CHECK: dict(_SINGLE, init_isr=2, acks="-1", preferred=0, lossy=1),
+    B.EXPAND_WITHOUT_EPOCH_START: dict(_SINGLE, init_isr=2, acks="-1", preferred=0, fetch="mixed"),
+    B.STALE_CONTROLLER_ACCEPTED: {},
+    # a fetch answer of the deposed leader, delivered after the new epoch began (seeded 40-step walks)
+    B.NO_FETCH_EPOCH_FENCING: dict(_SINGLE, fetch="mixed", acks="1", records=2, preferred=0),
+}
+
+TOPIC = "t"
+CTRL = 0                          # the dedicated controller node
+FAULTS = frozenset({"crash", "drop", "expire_controller"})
+CONTROLLER_PLANE = (M.LeaderAndIsr, M.StopReplica, M.AlterPartition, M.AlterPartitionResponse)
+_KIND = {M.LeaderAndIsr: "LeaderAndIsr", M.StopReplica: "StopReplica", M.AlterPartition: "AlterPartition",
+         M.AlterPartitionResponse: "AlterPartitionResponse", M.Fetch: "Fetch", M.FetchResponse: "FetchResponse",
+         M.OffsetsForLeaderEpoch: "OffsetsForLeaderEpoch",
+         M.OffsetsForLeaderEpochResponse: "OffsetsForLeaderEpochResponse"}
+FROM_CONTROLLER = frozenset({"LeaderAndIsr", "StopReplica", "AlterPartitionResponse"})
+FETCH_PLANE = frozenset({"Fetch", "FetchResponse", "OffsetsForLeaderEpoch", "OffsetsForLeaderEpochResponse"})
+
+# budget tuple fields
+RECORDS, CRASHES, LOSSY, DROPS, TICKS, PREFERRED, REASSIGNS, FAILOVERS = range(8)
+
+
+def make(params: dict, behaviours: frozenset = frozenset()) -> "ReplicationWorld":
+    return ReplicationWorld(params, behaviours)
+
+
+def _key_of(c: Cluster) -> tuple:
+    """Canonical form of a cluster: the snapshot with message ids abstracted and finished produce
+    results dropped (neither influences any later step)."""
+    return (c.now, c.store.snapshot(),
+            tuple((b.id, b.alive, b.epoch, b.shutting_down, b.controller_epoch_seen, b.ctrl_epoch_applied,
+                   tuple(r.snapshot() for _, r in sorted(b.replicas.items())))
+                  for _, b in sorted(c.brokers.items())),
+            tuple(x.snapshot() for _, x in sorted(c.controllers.items())),
+            tuple(sorted((e.src, e.dst, _KIND[type(e.body)], e.body) for e in c.net.values())),
+            tuple(sorted((pid, r) for pid, r in c.results.items() if r.error is None)),
+            tuple(c.acked), tuple(c.acked_epochs),
+            tuple(sorted((tp, tuple(v)) for tp, v in c.committed.items())))
+
+
+def deleted_epochs(before: Cluster, after: Cluster, ghost: tuple) -> tuple:
+    """`ghost` plus the last epochs of every replica a step deleted (StopReplica with delete)."""
+    gone = []
+    for b, br in before.brokers.items():
+        now = after.brokers[b].replicas
+        for tp, r in br.replicas.items():
+            if tp not in now:
+                gone.append((b, tp, r.epochs_applied))
+    if not gone:
+        return ghost
+    keep = {(b, tp): e for b, tp, e in ghost}
+    for b, tp, e in gone:
+        keep[(b, tp)] = max(keep.get((b, tp), e), e)
+    return tuple(sorted((b, tp, e) for (b, tp), e in keep.items()))
+
+
+def epochs_with_ghosts(c: Cluster, tp, ghost: tuple):
+    """repl's `epoch_view`, where a replica deleted by a reassignment keeps its last epochs (a
+    re-created one counts from them): its epochs end with it, they do not go back to -1.
+    (Asked of repl in docs/notes/requests.md; this is the world's stand-in until then.)"""
+    v = epoch_view(c, tp)
+    if not ghost:
+        return v
+    order = sorted(c.brokers)
+    reps = list(v.replicas)
+    for b, gtp, (le, pe) in ghost:
+        if gtp == tp:
+            i = order.index(b)
+            cur = reps[i]
+            reps[i] = (max(cur[0], le), max(cur[1], pe), cur[2])
+    return v._replace(replicas=tuple(reps))
+
+
+def view_of(c: Cluster, tp):
+    """repl's `repl_view`, except that a running replica stopped by StopReplica (role offline, it
+    keeps its last `leader` field) believes in no leader: it neither leads nor follows.
+    (Asked of repl in docs/notes/requests.md; this is the world's stand-in until then.)"""
+    v = repl_view(c, tp)
+    order = sorted(c.brokers)
+    fix = None
+    for i, b in enumerate(order):
+        br = c.brokers[b]
+        r = br.replicas.get(tp)
+        if br.alive and r is not None and r.role == OFFLINE and v.replicas[i].leader != -1:
+            fix = fix or list(v.replicas)
+            fix[i] = fix[i]._replace(leader=-1)
+    return v if fix is None else v._replace(replicas=tuple(fix))
+
+
+class RWState:
+    """One world state: a cluster never mutated after construction, plus the remaining budgets."""
+
+    __slots__ = ("cluster", "budget", "ghost", "_key", "_hash", "_views", "_epochs")
+
+    def __init__(self, cluster: Cluster, budget: tuple, ghost: tuple = ()):
+        self.cluster = cluster
+        self.budget = budget
+        self.ghost = ghost          # ((broker, tp, (leader epoch, partition epoch)), ...) of deleted replicas
+        self._key = None
+        self._hash = None
+        self._views = None
+        self._epochs = None
+
+    def key(self):
+        k = self._key
+        if k is None:
+            k = self._key = (_key_of(self.cluster), self.budget, self.ghost)
+        return k
+
+    def __hash__(self):
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self.key())
+        return h
+
+    def __eq__(self, other):
+        return isinstance(other, RWState) and (self is other or (hash(self) == hash(other) and self.key() == other.key()))
+
+    def __repr__(self):
+        return f"RWState(now={self.cluster.now}, budget={self.budget}, in_flight={len(self.cluster.net)})"
+
+
+class ReplicationWorld(Protocol):
+    name = "replication-world"
+
+    def __init__(self, params: dict, behaviours: frozenset = frozenset()):
+        full = {k: v[0] for k, v in PARAMS.items()}
+        full.update(params or {})
+        self.params = full
+        self.behaviours = frozenset(behaviours)
+        self.n = int(full["brokers"])
+        if not 2 <= self.n <= 5:
+            raise ValueError("replication-world: brokers must be between 2 and 5")
+        self.np = int(full["partitions"])
+        if not 1 <= self.np <= 3:
+            raise ValueError("replication-world: partitions must be between 1 and 3")
+        self.rf = int(full["rf"]) or min(3, self.n)
+        if not 1 <= self.rf <= self.n:
+            raise ValueError("replication-world: rf must be between 1 and brokers")
+        self.min_isr = int(full["min_isr"])
+        self.init_isr = int(full["init_isr"])
+        if not 0 <= self.init_isr <= self.rf:
+            raise ValueError("replication-world: init_isr must be between 0 and rf")
+        try:
+            self.acks = tuple(int(a) for a in str(full["acks"]).split(",") if a.strip())
+        except ValueError:
+            raise ValueError("replication-world: acks must be a comma-separated list of -1, 0, 1") from None
+        if not self.acks or any(a not in (-1, 0, 1) for a in self.acks):
+            raise ValueError("replication-world: acks must be a comma-separated list of -1, 0, 1")
+        for key in ("records", "crashes", "lossy", "drops", "ticks", "preferred", "reassignments", "failovers"):
+            if int(full[key]) < 0:
+                raise ValueError(f"replication-world: {key} must be >= 0")
+        if full["fetch"] not in ("atomic", "split", "mixed"):
+            raise ValueError("replication-world: fetch must be atomic, split or mixed")
+        self.mode = full["fetch"]
+        self.max_epoch = int(full["epochs"])
+        self.lag = int(full["lag_ms"])
+        self.data_brokers = tuple(range(1, self.n + 1))
+        self.tps = tuple((TOPIC, p) for p in range(self.np))
+        # partition p's AR: rf consecutive data brokers starting at broker p+1
+        self.assignment = {p: tuple(self.data_brokers[(p + i) % self.n] for i in range(self.rf))
+                           for p in range(self.np)}
+        self.config = ReplicationConfig(min_insync_replicas=self.min_isr, replica_lag_time_max_ms=self.lag)
+        self._invs = self._bind_invariants()
+        self._init = None
+
+    # --- the transition system --------------------------------------------------------------------------------
+    def init_states(self):
+        if self._init is None:
+            c = Cluster((CTRL,) + self.data_brokers, self.config, self.behaviours, controller=CTRL)
+            late = sorted({b for ar in self.assignment.values() for b in ar[self.init_isr:]}) if self.init_isr else []
+            for b in late:
+                c.crash(b)
+            if late:
+                c.handle_broker_changes()
+            c.create_topic(TOPIC, self.np, self.rf, assignment=self.assignment)
+            c.deliver_all()
+            for b in late:
+                c.restart(b)
+            if late:
+                c.handle_broker_changes()
+                c.deliver_all()
+            p = self.params
+            budget = tuple(int(p[k]) for k in ("records", "crashes", "lossy", "drops", "ticks", "preferred",
+                                               "reassignments", "failovers"))
+            self._init = [RWState(c, budget)]
+        return self._init
+
+    def actions(self, s: RWState):
+        return self.cluster_actions(s.cluster, s.budget, producers=True)
+
+    def cluster_actions(self, c: Cluster, bud: tuple, producers: bool = True) -> list:
+        """Every enabled action of cluster `c` under budgets `bud`, in a fixed order (shared with
+        offsets-world, whose producer is the group coordinator itself: `producers=False`)."""
+        out = []
+        brokers = c.brokers
+        alive = [b for b in sorted(brokers) if brokers[b].alive]
+        top_epoch = max((st.leader_epoch for st in c.store.states.values()), default=0)
+        may_fault = top_epoch < self.max_epoch
+        # producers
+        if producers and bud[RECORDS]:
+            value = int(self.params["records"]) - bud[RECORDS]
+            for b in alive:
+                for tp, r in sorted(brokers[b].replicas.items()):
+                    if r.role == LEADER:
+                        for a in self.acks:
+                            out.append(("produce", tp[0], tp[1], value, a, b))
+        # followers
+        for b in alive:
+            for tp, r in sorted(brokers[b].replicas.items()):
+                if r.role == FOLLOWER and r.leader >= 0:
+                    if self.mode == "split":
+                        out.append(("send_fetch", b, tp[0], tp[1], r.leader))
+                        continue
+                    if r.leader in brokers and brokers[r.leader].alive:
+                        out.append(("replicate", b, tp[0], tp[1], r.leader))
+                    if self.mode == "mixed" and r.leader in brokers and brokers[r.leader].alive and not any(
+                            e.body.tp == tp and e.dst == b and _KIND[type(e.body)] in FETCH_PLANE for e in c.net.values()):
+                        out.append(("fetch_request", b, tp[0], tp[1], r.leader))
+        # leaders' ISR task
+        for b in alive:
+            for tp, r in sorted(brokers[b].replicas.items()):
+                if r.role == LEADER and self._isr_check_acts(c, b, r):
+                    out.append(("isr_check", b, tp[0], tp[1]))
+        # the network
+        for mid, e in sorted(c.net.items()):
+            kind = _KIND[type(e.body)]
+            if self.mode == "atomic" and kind in FETCH_PLANE:
+                continue
+            out.append(("deliver", mid, kind, e.src, e.dst))
+            if bud[DROPS]:
+                out.append(("drop", mid, kind, e.src, e.dst))
+        if bud[TICKS]:
+            out.append(("advance", self.lag + 1))
+        # disks and processes
+        if bud[LOSSY]:
+            for b in alive:
+                if any(r.log.flushed < r.log.leo or r.hw_checkpoint != r.hw for r in brokers[b].replicas.values()):
+                    out.append(("flush", b))
+        for b in sorted(brokers):
+            if brokers[b].alive:
+                if b == CTRL:
+                    if bud[FAILOVERS] and may_fault:
+                        out.append(("crash", b, False))
+                elif bud[CRASHES] and may_fault:
+                    out.append(("crash", b, False))
+                    if bud[LOSSY] and self._lossy_allowed(c, b):
+                        out.append(("crash", b, True))
+            else:
+                out.append(("restart", b))
+        # the controller
+        ctrl = c.active_controller()
+        if ctrl is None or not ctrl.active:
+            if c.store.controller_id < 0:
+                for b in alive:
+                    if b in c.store.brokers:
+                        out.append(("elect_controller", b))
+        else:
+            if dict(ctrl.live) != c.store.brokers:
+                out.append(("handle_broker_changes",))
+            if bud[FAILOVERS] and may_fault:
+                out.append(("expire_controller", ctrl.broker))
+            live = ctrl.live_set()
+            for tp in sorted(ctrl.assignments):
+                st = ctrl.states.get(tp)
+                if st is None:
+                    continue
+                if bud[PREFERRED] and may_fault:
+                    pick = elections.preferred(ctrl.assignments[tp], st.isr, live, c.settings.preferred_outside_isr)
+                    if pick is not None and pick[0] != st.leader:
+                        out.append(("elect_preferred", tp[0], tp[1]))
+                if tp in ctrl.reassignments or tp in c.store.reassignments:
+                    out.append(("reassignment_step", tp[0], tp[1]))
+                elif bud[REASSIGNS] and may_fault and not c.store.reassignments:
+                    for target in self._targets(ctrl.assignments[tp]):
+                        out.append(("reassign", tp[0], tp[1], target))
+        # zombie controllers: session expired, the process runs on and finishes processing broker
+        # failures it learnt of (never registrations: its ZooKeeper watches died with its session)
+        reg = c.store.brokers
+        for b, z in sorted(c.controllers.items()):
+            if z.active and b != c.store.controller_id and brokers[b].alive:
+                failed = [x for x in z.live if x not in reg]
+                if failed and all(x in z.live and z.live[x] == e for x, e in reg.items()):
+                    out.append(("zombie_broker_changes", b))
+        return out
+
+    def _isr_check_acts(self, c, b, r) -> bool:
+        """Would `Cluster.isr_check(b, tp)` do anything? (decided on a copy of the replica only)"""
+        if r.pending_isr is not None:
+            if r.alter_blocked:
+                return False
+            tp = r.tp
+            return not any(type(e.body) is M.AlterPartition and e.src == b and e.body.tp == tp
+                           or type(e.body) is M.AlterPartitionResponse and e.dst == b and e.body.tp == tp
+                           for e in c.net.values())
+        return r.copy().maybe_shrink(c.now, c.settings) is not None
+
+    def _lossy_allowed(self, c, b) -> bool:
+        """See the module docstring: the controller is up to date (it will process this crash at
+        once), b is the stored leader of none of its partitions, and each committed prefix b holds is
+        also held by another stored-ISR member."""
+        ctrl = c.active_controller()
+        if ctrl is None or not ctrl.active or ctrl.broker == b or dict(ctrl.live) != c.store.brokers:
+            return False
+        for tp in sorted(c.brokers[b].replicas):
+            st = c.store.states.get(tp)
+            if st is None:
+                continue
+            if st.leader == b:
+                return False
+            committed = c.committed.get(tp, [])
+            n = len(committed)
+            if not n:
+                continue
+            ok = False
+            for o in st.isr:
+                if o == b:
+                    continue
+                r = c.replica(o, tp)
+                if r is not None and [(e, v) for _off, e, v in r.log.records[:n]] == list(committed):
+                    ok = True
+                    break
+            if not ok:
+                return False
+        return True
+
+    def _targets(self, ar: tuple) -> list:
+        """Reassignment targets offered: AR rotated (another preferred leader), and AR with its last
+        or first replica replaced by a data broker outside it."""
+        out = [ar[1:] + ar[:1]] if len(ar) > 1 else []
+        for x in self.data_brokers:
+            if x not in ar:
+                out.append(ar[:-1] + (x,))
+                if len(ar) > 1:
+                    out.append((x,) + ar[1:])
+        seen, uniq = set(), []
+        for t in out:
+            if t != ar and t not in seen:
+                seen.add(t)
+                uniq.append(t)
+        return uniq
+
+    def step(self, s: RWState, a: tuple) -> RWState:
+        c = s.cluster.copy()
+        budget = self.apply_to(c, s.budget, a)
+        return RWState(c, budget, deleted_epochs(s.cluster, c, s.ghost) if a[0] == "deliver" else s.ghost)
+
+    def apply_to(self, c: Cluster, budget: tuple, a: tuple) -> tuple:
+        """Take action `a` on cluster `c` (mutated); returns the remaining budgets."""
+        bud = list(budget)
+        name = a[0]
+        if name == "produce":
+            _n, topic, part, value, acks, broker = a
+            c.produce((topic, part), value, acks=acks, broker=broker)
+            bud[RECORDS] -= 1
+        elif name == "replicate":
+            c.replicate(a[1], (a[2], a[3]))
+        elif name == "fetch_request":
+            mid = c.send_fetch(a[1], (a[2], a[3]))
+            if mid is not None:
+                c.deliver(mid)
+        elif name == "send_fetch":
+            c.send_fetch(a[1], (a[2], a[3]))
+        elif name == "isr_check":
+            c.isr_check(a[1], (a[2], a[3]))
+        elif name == "deliver":
+            c.deliver(a[1])
+        elif name == "drop":
+            c.drop(a[1])
+            bud[DROPS] -= 1
+        elif name == "advance":
+            c.advance(a[1])
+            bud[TICKS] -= 1
+        elif name == "flush":
+            c.flush(a[1])
+        elif name == "crash":
+            c.crash(a[1], lossy=a[2])
+            if a[1] == CTRL:
+                bud[FAILOVERS] -= 1
+            else:
+                bud[CRASHES] -= 1
+                if a[2]:
+                    bud[LOSSY] -= 1
+                    c.handle_broker_changes()   # detected at once (see the module docstring)
+        elif name == "restart":
+            c.restart(a[1])
+        elif name == "expire_controller":
+            c.expire_controller_session(a[1])
+            bud[FAILOVERS] -= 1
+        elif name == "zombie_broker_changes":
+            c.handle_broker_changes(controller=a[1])
+        elif name == "elect_controller":
+            c.elect_controller(a[1])
+        elif name == "handle_broker_changes":
+            c.handle_broker_changes()
+        elif name == "elect_preferred":
+            c.elect_preferred((a[1], a[2]))
+            bud[PREFERRED] -= 1
+        elif name == "reassign":
+            c.reassign((a[1], a[2]), a[3])
+            bud[REASSIGNS] -= 1
+        elif name == "reassignment_step":
+            c.reassignment_step((a[1], a[2]))
+        else:
+            raise ValueError(f"replication-world: unknown action {name!r}")
+        return tuple(bud)
+
+    # --- properties -------------------------------------------------------------------------------------------
+    def views(self, s: RWState) -> tuple:
+        v = s._views
+        if v is None:
+            v = s._views = tuple(view_of(s.cluster, tp) for tp in self.tps)
+        return v
+
+    def epoch_views(self, s: RWState) -> tuple:
+        v = s._epochs
+        if v is None:
+            v = s._epochs = tuple(epochs_with_ghosts(s.cluster, tp, s.ghost) for tp in self.tps)
+        return v
+
+    def _bind_invariants(self) -> tuple:
+        """The shared objects of invariants/replication.py, each checked on every partition."""
+        out = []
+        for inv in RI.ALL:
+            if inv.kind == "step":
+                def check(s, a, t, f=inv.check):
+                    for tp, pv, tv in zip(self.tps, self.epoch_views(s), self.epoch_views(t)):
+                        msg = f(pv, a, tv)
+                        if msg is not None:
+                            return f"{tp[0]}-{tp[1]}: {msg}"
+                    return None
+            else:
+                def check(s, f=inv.check):
+                    for tp, v in zip(self.tps, self.views(s)):
+                        msg = f(v)
+                        if msg is not None:
+                            return f"{tp[0]}-{tp[1]}: {msg}"
+                    return None
+            out.append(Invariant(inv.name, inv.statement, check, inv.kind, inv.broken_by))
+        return tuple(out)
+
+    def invariants(self):
+        return self._invs
+
+    def sometimes(self):
+        props = []
+        if int(self.params["records"]) and -1 in self.acks:
+            props.append(Sometimes("acked-all", "a record is acknowledged to an acks=all producer",
+                                   lambda s: bool(s.cluster.acked)))
+        if int(self.params["records"]):
+            props.append(Sometimes("committed", "a record is committed (below some leader's HW)",
+                                   lambda s: any(s.cluster.committed.values())))
+        if int(self.params["crashes"]) and self.rf > 1:
+            props.append(Sometimes("leader-moved", "some partition is led in a leader epoch above 0 by a live broker",
+                                   self._leader_moved))
+        return tuple(props)
+
+    @staticmethod
+    def _leader_moved(s) -> bool:
+        c = s.cluster
+        for tp, st in c.store.states.items():
+            if st.leader_epoch > 0 and st.leader >= 0 and c.brokers[st.leader].alive:
+                r = c.replica(st.leader, tp)
+                if r is not None and r.role == LEADER and r.leader_epoch == st.leader_epoch:
+                    return True
+        return False
+
+    def is_fault(self, action) -> bool:
+        return action[0] in FAULTS
+
+    def is_quiescent_good(self, s: RWState) -> bool:
+        """Every partition has a live stored leader, or no live ISR member could lead it (offline
+        by design: a clean election has no candidate)."""
+        return self.cluster_good(s.cluster, self.tps)
+
+    @staticmethod
+    def cluster_good(c: Cluster, tps) -> bool:
+        for tp in tps:
+            st = c.store.states.get(tp)
+            if st is None:
+                return False
+            if st.leader >= 0 and c.brokers[st.leader].alive:
+                continue
+            if any(c.brokers[b].alive for b in st.isr):
+                return False
+        return True
+
+    # --- reports ----------------------------------------------------------------------------------------------
+    def participants(self):
+        return ("producer",) + tuple(f"broker {b}" for b in self.data_brokers) + ("controller",)
+
+    @staticmethod
+    def _who(b: int) -> str:
+        return "controller" if b == CTRL else f"broker {b}"
+
+    def arrow(self, action):
+        name = action[0]
+        if name == "produce":
+            return ("producer", self._who(action[5]))
+        if name in ("replicate", "send_fetch", "fetch_request"):
+            return (self._who(action[1]), self._who(action[4]))
+        if name in ("deliver", "drop"):
+            kind, src, dst = action[2], action[3], action[4]
+            s = "controller" if kind in FROM_CONTROLLER else self._who(src)
+            d = "controller" if kind == "AlterPartition" else self._who(dst)
+            return (s, d)
+        if name in ("isr_check", "flush", "crash", "restart"):
+            who = self._who(action[1])
+            return (who, who)
+        if name in ("elect_controller", "expire_controller", "zombie_broker_changes"):
+            return ("controller", "controller")
+        if name in ("handle_broker_changes", "elect_preferred", "reassign", "reassignment_step", "advance"):
+            return ("controller", "controller")
+        return None
+
+    def describe(self, s: RWState, label=str) -> dict:
+        """Brokers with their replicas (log as value@epoch, HW, leader, epochs, ISR when leading), the
+        stored partition states, acked records, in-flight messages and budgets. `label` renders a
+        record's value (offsets-world's values are coordinator record batches)."""
+        c = s.cluster
+        st = c.store
+        brokers = {}
+        for b, br in sorted(c.brokers.items()):
+            reps = {}
+            for tp, r in sorted(br.replicas.items()):
+                reps[f"{tp[0]}-{tp[1]}"] = {
+                    "role": r.role if br.alive else "down", "leader": r.leader, "leader_epoch": r.leader_epoch,
+                    "partition_epoch": r.partition_epoch,
+                    "log": [f"{label(v)}@e{e}" for _o, e, v in r.log.records], "hw": r.hw, "flushed": r.log.flushed,
+                    **({"isr": list(r.isr), "pending_isr": None if r.pending_isr is None else list(r.pending_isr)}
+                       if r.role == LEADER else {})}
+            brokers[self._who(b)] = {"alive": br.alive, "broker_epoch": br.epoch, "replicas": reps}
+        partitions = {}
+        for tp in sorted(st.assignments):
+            ps = st.states.get(tp)
+            partitions[f"{tp[0]}-{tp[1]}"] = {
+                "replicas": list(st.assignments[tp]), "leader": None if ps is None else ps.leader,
+                "leader_epoch": None if ps is None else ps.leader_epoch, "isr": None if ps is None else list(ps.isr),
+                "partition_epoch": None if ps is None else ps.version,
+                "reassignment": None if tp not in st.reassignments else [list(x) for x in st.reassignments[tp]],
+                "acked": [f"{label(v)}@{o}" for atp, o, v in c.acked if atp == tp],
+                "true_hw": c.true_hw.get(tp, 0)}
+        net = [f"{self._who(e.src)}->{self._who(e.dst)} {_KIND[type(e.body)]}#{mid}" for mid, e in sorted(c.net.items())]
+        names = ("records", "crashes", "lossy", "drops", "ticks", "preferred", "reassignments", "failovers")
+        return {"now_ms": c.now, "controller": st.controller_id, "controller_epoch": st.controller_epoch,
+                "partitions": partitions, "brokers": brokers, "in_flight": net,
+                "budget": dict(zip(names, s.budget))}
