@@ -14,7 +14,7 @@ View conventions:
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 from kverify.invariants.core import Invariant, Sometimes
 
@@ -273,6 +273,37 @@ LEADER_IN_ISR = Invariant("leader-in-isr", "a leader is a member of its ISR", ch
 HW_BOUNDS = Invariant("hw-bounds", "every HW is at most its replica's LEO and at most the true HW", check_hw_bounds)
 
 ALL = (I_DUR, I_LC, I_LCC, I_LM, I_HWM, I_RQS, LEADER_IN_ISR, HW_BOUNDS, LOG_EPOCHS, I_EPOCH)
+
+
+class ReassignView(NamedTuple):
+    """The controller's record of one partition's reassignment (the abstract model has none; the impl
+    cluster maps its metadata store onto this)."""
+    replicas: tuple          # current assigned replicas (AR)
+    isr: tuple
+    reassignment: Optional[tuple]   # (original replicas, target replicas) while one is in progress
+
+
+def check_reassignment_keeps_old_replicas(v: ReassignView) -> Optional[str]:
+    """I-REASSIGN (replication.md fact 55, R1). Allows: any replica set once no reassignment is in
+    progress, and dropping the original replicas once every target replica is in the ISR. Forbids:
+    an original replica leaving the replica set while some target replica is not yet in sync (the
+    only in-sync copies could then be deleted)."""
+    if v.reassignment is None:
+        return None
+    original, target = v.reassignment
+    if set(target) <= set(v.isr):
+        return None
+    missing = sorted(set(original) - set(v.replicas))
+    if missing:
+        waiting = sorted(set(target) - set(v.isr))
+        return (f"replicas {missing} of the original set {list(original)} were dropped while target replicas "
+                f"{waiting} are not in the ISR {list(v.isr)}")
+    return None
+
+
+I_REASSIGN = Invariant("i-reassign", "during a reassignment no original replica is dropped before every target "
+                       "replica is in the ISR", check_reassignment_keeps_old_replicas,
+                       broken_by=("reassignment-drops-old-replicas-early",))
 
 ELR_USED = Sometimes("elr-used", "some replica is an eligible leader replica (ISR below MinISR)",
                      lambda v: v.controller.elr != 0)

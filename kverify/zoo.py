@@ -48,9 +48,13 @@ def candidates(behaviour: Optional[str]) -> list[str]:
 def hunt_params(model: str, behaviour: Optional[str]) -> dict:
     """Parameters under which `model` exercises `behaviour` (a model module may declare them in
     `HUNT_PARAMS = {behaviour: (params, engine)}`; the defaults otherwise)."""
-    table = getattr(registry.module_for(model), "HUNT_PARAMS", {}) or {}
+    mod = registry.module_for(model)
+    table = getattr(mod, "HUNT_PARAMS", {}) or {}
     entry = table.get(behaviour) if behaviour else None
-    return dict(entry[0]) if entry else {}
+    if entry:
+        return dict(entry[0])
+    plain = getattr(mod, "HUNT", {}) or {}          # {behaviour: params}, no engine hint
+    return dict(plain.get(behaviour, {})) if behaviour else {}
 
 
 def _hinted_engine(model: str, behaviour: Optional[str]) -> Optional[str]:
@@ -132,7 +136,7 @@ def hunt(behaviour: Optional[str], *, budget: float = 60.0, seed: int = 0, out_d
             share = left                     # the declared way to catch it gets the whole budget
         proto = registry.build(name, hunt_params(name, behaviour), beh)
         if engine == "explore":
-            found = _finding_explore(proto, min(share, budget / 3), seed)
+            found = _finding_explore(proto, share if (engine, name) in hinted_pairs else min(share, budget / 3), seed)
         elif engine == "hypothesis":
             found = _finding_hypothesis(proto, share, seed, name)
         else:

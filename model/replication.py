@@ -59,6 +59,26 @@ SUPPORTS = frozenset({
     B.ISR_SHRINKS_TO_LEADER, B.HW_IGNORES_MIN_ISR, B.STALE_CONTROLLER_ACCEPTED,
 })
 
+# Bounds under which the explorer reaches each behaviour's shortest counterexample in seconds (the bug
+# zoo builds the model with them when hunting that behaviour; tests/test_replication_model.py proves
+# each row and that the same bounds are clean with the switch off).
+_SMALL = {"records": 1, "epochs": 1, "alters": 2}
+_TWO_RECORDS = {"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0}
+HUNT_PARAMS = {
+    B.TRUNCATE_TO_HW: (_SMALL, "explore"),
+    B.ISR_SHRINKS_TO_LEADER: (_SMALL, "explore"),
+    B.HW_IGNORES_MIN_ISR: (_SMALL, "explore"),
+    B.NO_MAXIMAL_ISR: (_SMALL, "explore"),
+    B.EXPAND_WITHOUT_EPOCH_START: (_SMALL, "explore"),
+    B.NO_BROKER_EPOCH_CHECK: (_SMALL, "explore"),
+    B.UNCLEAN_ELECTION: ({"records": 1, "epochs": 2, "crashes": 2, "lossy": 0, "alters": 0, "init_isr": 2}, "explore"),
+    B.OFLE_OFFSET_ONLY: (_TWO_RECORDS, "explore"),
+    B.SKIP_TRUNCATE_SAME_LEADER: (_TWO_RECORDS, "explore"),
+    B.NO_FETCH_EPOCH_FENCING: (_TWO_RECORDS, "explore"),
+    B.STALE_CONTROLLER_ACCEPTED: ({"records": 1, "epochs": 2, "ctrl_failovers": 1, "alters": 2, "crashes": 0,
+                                   "lossy": 0}, "explore"),
+}
+
 # Names of a state's top-level fields, in order, and every action name `actions()` can yield
 # (the TLA+ cross-check of specs/Replication.tla reads them).
 STATE_FIELDS = ("reps", "ctrl", "reqs", "zombie", "hist")

@@ -29,6 +29,7 @@ CATCHES = {
     "no-maximal-isr": "i-rqs",
     "no-broker-epoch-check": "i-lcc",          # KIP-903: AlterPartition with a pre-restart broker epoch
     "expand-without-epoch-start": "i-lcc",     # KAFKA-7128: empty follower joins a lagging-HW leader's ISR
+    "reassignment-drops-old-replicas-early": "i-reassign",   # fact 55 R1 (also tests/test_invariants_reassign.py)
 }
 # behaviour -> (invariant that breaks, walk length, seeds at most); seeded walks reach it at the RW.HUNT bounds
 WALK_CATCHES = {

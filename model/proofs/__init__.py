@@ -41,10 +41,10 @@ class Obligation:
 
 def all_obligations() -> list[Obligation]:
     """Every obligation of every proof module, in a stable order."""
-    from kverify.model.proofs import assignor_arith, coordinator_selection
+    from kverify.model.proofs import assignor_arith, coordinator_selection, group_inductive, sticky_optimum
 
     out: list[Obligation] = []
-    for mod in (coordinator_selection, assignor_arith):
+    for mod in (coordinator_selection, assignor_arith, group_inductive, sticky_optimum):
         out.extend(mod.obligations())
     return out
 

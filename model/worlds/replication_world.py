@@ -105,7 +105,7 @@ PARAMS = {
 
 SUPPORTS = frozenset({
     B.TRUNCATE_TO_HW, B.NO_MAXIMAL_ISR, B.UNCLEAN_ELECTION, B.PREFERRED_OUTSIDE_ISR, B.STALE_CONTROLLER_ACCEPTED,
-    B.NO_BROKER_EPOCH_CHECK, B.EXPAND_WITHOUT_EPOCH_START, B.NO_FETCH_EPOCH_FENCING,
+    B.NO_BROKER_EPOCH_CHECK, B.EXPAND_WITHOUT_EPOCH_START, B.NO_FETCH_EPOCH_FENCING, B.REASSIGNMENT_DROPS_EARLY,
 })
 
 # Bounds at which an engine reaches each supported behaviour on this world in seconds (the explorer,
@@ -114,6 +114,8 @@ SUPPORTS = frozenset({
 # proposed to the zoo in docs/notes/requests.md).
 _SINGLE = {"partitions": 1, "failovers": 0, "init_isr": 0}
 HUNT = {
+    B.REASSIGNMENT_DROPS_EARLY: dict(_SINGLE, rf=2, reassignments=1, crashes=0, lossy=0, drops=0, preferred=0,
+                                     records=1),
     B.TRUNCATE_TO_HW: dict(_SINGLE),
     B.NO_MAXIMAL_ISR: dict(_SINGLE),
     B.PREFERRED_OUTSIDE_ISR: dict(_SINGLE),
@@ -557,6 +559,15 @@ class ReplicationWorld(Protocol):
                             return f"{tp[0]}-{tp[1]}: {msg}"
                     return None
             out.append(Invariant(inv.name, inv.statement, check, inv.kind, inv.broken_by))
+
+        def reassign(s, f=RI.I_REASSIGN.check):
+            # the metadata store's record of each partition (the controller's view of reassignments)
+            for pv in s.cluster.describe().partitions:
+                msg = f(RI.ReassignView(pv.replicas, pv.isr, pv.reassignment))
+                if msg is not None:
+                    return f"{pv.tp[0]}-{pv.tp[1]}: {msg}"
+            return None
+        out.append(Invariant(RI.I_REASSIGN.name, RI.I_REASSIGN.statement, reassign, "state", RI.I_REASSIGN.broken_by))
         return tuple(out)
 
     def invariants(self):

@@ -1,0 +1,761 @@
+"""The group model's safety properties proved inductive with Z3, for every member count up to 8.
+
+The encoding below is the transition relation of model/group.py written symbolically: one function
+per Python action (named in a comment), each returning (guard, next state, completed-a-join).
+States are flat dicts of Z3 terms: coordinator fields, per-slot client fields, offsets, the
+persisted group record, the budgets and, with `unclean-election`, the record before the last
+append (`prev`). Ghost fields that no rule reads are abstracted: `delivered` (a list pruned to
+reloadable generations) becomes `dmax`, the highest generation still listed (-1 if none), pruned by
+the same rule; budget[3] (commit_gen, only for a `sometimes` property) is dropped. Budgets and
+`max_generation` are symbolic (any value), so the proof covers every budget.
+
+Bound: 8 member slots and 1..2 partitions (3 partitions also proves, in about twice the time).
+Slots that never start stay DOWN and non-members, and a model with k < 8 members is exactly the 8-slot model restricted to its first k slots (`_assign`
+and leader choice depend only on the member set), so the 8-slot proof covers every k <= 8.
+tests/test_proofs_group.py checks the encoding against the explicit-state model (every transition
+the Python model takes at small bounds satisfies it, and every Z3 successor of a reachable state
+is a Python successor).
+"""
+from __future__ import annotations
+
+import z3
+
+from kverify.invariants.group import COMPLETING, EMPTY, PREPARING, STABLE
+from kverify.model.group import (CSTABLE, DOWN, IDLE, JOINING, PAUSED, PREP_INITIAL, RUN, STALLED, SYNC_WAIT,
+                                 SYNCING)
+from kverify.model.proofs import Obligation, Result
+
+MEMBERS = 8
+PARTITION_COUNTS = (1, 2)
+
+STALE = "stale-generation-commit"
+NO_BUMP = "no-generation-bump"
+UNCLEAN = "unclean-election"
+
+
+class Enc:
+    """Symbolic group model for n slots, p partitions and a set of behaviours."""
+
+    def __init__(self, n: int, p: int, behaviours: frozenset = frozenset(), failover: bool = True, admin: bool = True):
+        self.n, self.p = n, p
+        self.stale = STALE in behaviours
+        self.no_bump = NO_BUMP in behaviours
+        self.keep_leader = "leader-not-reelected" in behaviours
+        self.no_barrier = "kafka-12890-no-sync-barrier" in behaviours
+        self.unclean = UNCLEAN in behaviours and failover
+        self.failover, self.admin = failover, admin
+        self.maxgen = z3.Int("max_generation")
+
+    # --- state layout ---------------------------------------------------------------------------
+    def fields(self):
+        """(name, kind) with kind 'int' | 'bool' | 'mbv' (member bitmask) | 'pbv' (partition bitmask)."""
+        n, p = self.n, self.p
+        out = [("cs", "int"), ("gen", "int"), ("leader", "int"), ("mem", "mbv"), ("awt", "mbv"), ("sw", "mbv"),
+               ("pend", "mbv"), ("ha", "bool")] + [(f"a{i}", "pbv") for i in range(n)] + [("epoch", "int")]
+        for i in range(n):
+            out += [(f"st{i}", "int"), (f"cg{i}", "int"), (f"own{i}", "pbv"), (f"fl{i}", "int"), (f"act{i}", "int"),
+                    (f"inf{i}", "bool"), (f"ig{i}", "int"), (f"ip{i}", "pbv")]
+        out += [(f"off{q}", "int") for q in range(p)]
+        out += [("pg", "int"), ("pm", "mbv"), ("pl", "int"), ("ph", "bool")] + [(f"pa{i}", "pbv") for i in range(n)]
+        out += [("ev", "int"), ("fa", "int"), ("co", "int"), ("dmax", "int")]
+        if self.unclean:
+            out += [("qg", "int"), ("qm", "mbv"), ("ql", "int"), ("qh", "bool")] + [(f"qa{i}", "pbv") for i in range(n)]
+            out += [(f"qo{q}", "int") for q in range(p)]
+        return out
+
+    def var(self, name, kind, tag):
+        full = f"{name}_{tag}"
+        if kind == "int":
+            return z3.Int(full)
+        if kind == "bool":
+            return z3.Bool(full)
+        return z3.BitVec(full, self.n if kind == "mbv" else self.p)
+
+    def state(self, tag: str) -> dict:
+        return {name: self.var(name, kind, tag) for name, kind in self.fields()}
+
+    def value(self, name, kind, v):
+        if kind == "int":
+            return z3.IntVal(v)
+        if kind == "bool":
+            return z3.BoolVal(bool(v))
+        return z3.BitVecVal(v, self.n if kind == "mbv" else self.p)
+
+    def equals(self, s: dict, vals: dict):
+        return z3.And([s[k] == self.value(k, kind, vals[k]) for k, kind in self.fields()])
+
+    def same(self, s: dict, t: dict):
+        return z3.And([s[k] == t[k] for k, _ in self.fields()])
+
+    # --- helpers ----------------------------------------------------------------------------------
+    def mbit(self, x, i):
+        return z3.Extract(i, i, x) == 1
+
+    def M(self, v):
+        return z3.BitVecVal(v, self.n)
+
+    def P(self, v):
+        return z3.BitVecVal(v, self.p)
+
+    def lowest(self, mask):
+        """Index of the lowest set bit, -1 when empty (Python: (x & -x).bit_length() - 1)."""
+        out = z3.IntVal(-1)
+        for i in reversed(range(self.n)):
+            out = z3.If(self.mbit(mask, i), z3.IntVal(i), out)
+        return out
+
+    def has_bit(self, mask, idx):
+        """bit `idx` (a symbolic Int) of mask is set."""
+        return z3.Or([z3.And(idx == i, self.mbit(mask, i)) for i in range(self.n)])
+
+    @staticmethod
+    def ite(c, a: dict, b: dict) -> dict:
+        return {k: (a[k] if a[k] is b[k] else z3.If(c, a[k], b[k])) for k in a}
+
+    def set_client(self, s, i, **kw):
+        t = dict(s)
+        for k, v in kw.items():
+            t[f"{k}{i}"] = v
+        return t
+
+    def assign_of(self, mem):
+        """GroupModel._assign: partition q goes to the (q mod k)-th member of the sorted members."""
+        n, p = self.n, self.p
+        k = z3.Sum([z3.If(self.mbit(mem, i), 1, 0) for i in range(n)])
+        out = []
+        for i in range(n):
+            rank = z3.Sum([z3.IntVal(0)] + [z3.If(self.mbit(mem, j), 1, 0) for j in range(i)])
+            parts = self.P(0)
+            for q in range(p):
+                mine = z3.And(self.mbit(mem, i), z3.Or([z3.And(k == kk, rank == q % kk) for kk in range(1, n + 1)]))
+                parts = parts | z3.If(mine, self.P(1 << q), self.P(0))
+            out.append(parts)
+        return out
+
+    def unresponsive(self, s, mask):
+        """GroupModel._unresponsive."""
+        return z3.Or([z3.And(self.mbit(mask, i), z3.Or(s[f"st{i}"] == DOWN, s[f"fl{i}"] != RUN)) for i in range(self.n)])
+
+    def hb_error(self, s, m):
+        """GroupModel._heartbeat_error."""
+        return z3.Or(z3.Not(self.mbit(s["mem"], m)), s[f"cg{m}"] != s["gen"],
+                     z3.Or(s["cs"] == PREPARING, s["cs"] == PREP_INITIAL))
+
+    def commit_ok(self, s, m, cg):
+        """GroupModel.commit_verdict(...) == "NONE"."""
+        gen_ok = cg == s["gen"]
+        if self.stale:
+            gen_ok = z3.Or(gen_ok, z3.And(cg >= 0, cg < s["gen"]))
+        return z3.And(self.mbit(s["mem"], m), gen_ok, s["cs"] != COMPLETING)
+
+    def save_prev(self, s, t):
+        """`prev = (persisted, offsets)` of s (only with unclean-election)."""
+        if not self.unclean:
+            return t
+        t = dict(t)
+        t.update(qg=s["pg"], qm=s["pm"], ql=s["pl"], qh=s["ph"])
+        for i in range(self.n):
+            t[f"qa{i}"] = s[f"pa{i}"]
+        for q in range(self.p):
+            t[f"qo{q}"] = s[f"off{q}"]
+        return t
+
+    def prune(self, t, newest):
+        """GroupModel._prune on the ghost dmax (`newest`: max listed generation before pruning)."""
+        low = t["pg"] if not self.unclean else z3.If(t["qg"] < t["pg"], t["qg"], t["pg"])
+        t = dict(t)
+        t["dmax"] = z3.If(newest >= low, newest, z3.IntVal(-1))
+        return t
+
+    def no_assign(self, t):
+        t = dict(t)
+        t["ha"] = z3.BoolVal(False)
+        for i in range(self.n):
+            t[f"a{i}"] = self.P(0)
+        return t
+
+    # --- coordinator rules (model/group.py GroupModel._remove/_prepare/_complete/...) ---------------
+    def remove(self, s, m):
+        """GroupModel._remove."""
+        t = dict(s)
+        clear = self.M(~(1 << m) & ((1 << self.n) - 1))
+        t["mem"] = s["mem"] & clear
+        if not self.keep_leader:
+            t["leader"] = z3.If(s["leader"] == m, self.lowest(t["mem"]), s["leader"])
+        t["awt"], t["sw"], t["pend"] = s["awt"] & clear, s["sw"] & clear, s["pend"] & clear
+        return t
+
+    def prepare(self, s):
+        """GroupModel._prepare."""
+        completing = s["cs"] == COMPLETING
+        t = dict(s)
+        for i in range(self.n):
+            to_idle = z3.And(completing, self.mbit(s["sw"], i), s[f"st{i}"] == SYNC_WAIT)
+            t[f"st{i}"] = z3.If(to_idle, IDLE, s[f"st{i}"])
+            t[f"own{i}"] = z3.If(to_idle, self.P(0), s[f"own{i}"])
+        t["ha"] = z3.And(z3.Not(completing), s["ha"])
+        for i in range(self.n):
+            t[f"a{i}"] = z3.If(completing, self.P(0), s[f"a{i}"])
+        t["cs"] = z3.If(s["cs"] == EMPTY, z3.IntVal(PREP_INITIAL), z3.IntVal(PREPARING))
+        t["sw"], t["pend"] = self.M(0), self.M(0)
+        return t
+
+    def complete(self, s):
+        """GroupModel._complete (onCompleteJoin)."""
+        mem = s["mem"] & s["awt"]
+        leader = s["leader"]
+        in_mem = self.has_bit(mem, leader)
+        if self.keep_leader:
+            keep = z3.And(leader >= 0, mem != 0)
+            leader = z3.If(keep, leader, z3.If(z3.Or(leader < 0, z3.Not(in_mem)),
+                                               z3.If(mem != 0, self.lowest(mem), leader), leader))
+        else:
+            leader = z3.If(z3.Or(leader < 0, z3.Not(in_mem)), z3.If(mem != 0, self.lowest(mem), z3.IntVal(-1)), leader)
+        ngen = s["gen"] if self.no_bump else s["gen"] + 1
+        # no member rejoined: Empty, persisted
+        e = self.no_assign(dict(s))
+        e.update(cs=z3.IntVal(EMPTY), gen=ngen, leader=leader, mem=self.M(0), awt=self.M(0), sw=self.M(0), pend=self.M(0))
+        e = self.save_prev(s, e)
+        e.update(pg=ngen, pm=self.M(0), pl=leader, ph=z3.BoolVal(False))
+        for i in range(self.n):
+            e[f"pa{i}"] = self.P(0)
+        e = self.prune(e, s["dmax"])
+        # CompletingRebalance: parked joiners get the new generation
+        c = self.no_assign(dict(s))
+        c.update(cs=z3.IntVal(COMPLETING), gen=ngen, leader=leader, mem=mem, awt=self.M(0), sw=self.M(0), pend=mem)
+        for i in range(self.n):
+            go = z3.And(self.mbit(mem, i), s[f"st{i}"] == JOINING)
+            c[f"st{i}"] = z3.If(go, SYNCING, s[f"st{i}"])
+            c[f"cg{i}"] = z3.If(go, ngen, s[f"cg{i}"])
+            c[f"own{i}"] = z3.If(go, self.P(0), s[f"own{i}"])
+        return self.ite(mem == 0, e, c)
+
+    def maybe_complete(self, s):
+        """GroupModel._maybe_complete: returns (state, completed)."""
+        cond = z3.And(s["cs"] == PREPARING, (s["mem"] & ~s["awt"]) == 0)
+        return self.ite(cond, self.complete(s), s), cond
+
+    def join(self, s, m):
+        """GroupModel._join."""
+        bit = self.M(1 << m)
+        known = self.mbit(s["mem"], m)
+        prep = z3.Or(s["cs"] == PREPARING, s["cs"] == PREP_INITIAL)
+        # known member, rebalancing: park
+        k1 = self.set_client(dict(s), m, st=z3.IntVal(JOINING), own=self.P(0))
+        k1["awt"] = s["awt"] | bit
+        # known leader of a Stable group: rebalance
+        k2 = self.prepare(s)
+        k2["awt"] = k2["awt"] | bit
+        k2 = self.set_client(k2, m, st=z3.IntVal(JOINING), own=self.P(0))
+        # follower: the current generation at once
+        k3 = self.set_client(dict(s), m, st=z3.IntVal(SYNCING), cg=s["gen"], own=self.P(0))
+        known_t = self.ite(prep, k1, self.ite(z3.And(s["cs"] == STABLE, s["leader"] == m), k2, k3))
+        # new member
+        u = dict(s)
+        u["leader"] = z3.If(s["leader"] < 0, z3.IntVal(m), s["leader"])
+        u["mem"], u["awt"] = s["mem"] | bit, s["awt"] | bit
+        u = self.set_client(u, m, st=z3.IntVal(JOINING), own=self.P(0))
+        u = self.ite(z3.Or(s["cs"] == EMPTY, s["cs"] == STABLE, s["cs"] == COMPLETING), self.prepare(u), u)
+        return self.maybe_complete(self.ite(known, known_t, u))
+
+    def after_removal(self, s):
+        """GroupModel._after_removal."""
+        t = self.ite(z3.Or(s["cs"] == STABLE, s["cs"] == COMPLETING), self.prepare(s), s)
+        return self.maybe_complete(t)
+
+    def load(self, s, src):
+        """GroupModel._load from a record src = (gen, members, leader, has assignment, assignment) and offsets."""
+        gen, pm, pl, ph, pa, offs = src
+        t = dict(s)
+        loaded = pm != 0
+        t.update(cs=z3.If(loaded, z3.IntVal(STABLE), z3.IntVal(EMPTY)), gen=gen, leader=z3.If(loaded, pl, z3.IntVal(-1)),
+                 mem=pm, awt=self.M(0), sw=self.M(0), pend=self.M(0), ha=z3.And(loaded, ph), epoch=s["epoch"] + 1)
+        for i in range(self.n):
+            t[f"a{i}"] = z3.If(loaded, pa[i], self.P(0))
+            back = z3.Or(s[f"st{i}"] == JOINING, s[f"st{i}"] == SYNC_WAIT)
+            t[f"st{i}"] = z3.If(back, IDLE, s[f"st{i}"])
+            t[f"own{i}"] = z3.If(back, self.P(0), s[f"own{i}"])
+        for q in range(self.p):
+            t[f"off{q}"] = offs[q]
+        t["pg"], t["pm"], t["pl"], t["ph"] = gen, pm, pl, ph
+        for i in range(self.n):
+            t[f"pa{i}"] = pa[i]
+        if self.unclean:
+            t.update(qg=gen, qm=pm, ql=pl, qh=ph)
+            for i in range(self.n):
+                t[f"qa{i}"] = pa[i]
+            for q in range(self.p):
+                t[f"qo{q}"] = offs[q]
+        t = self.prune(t, s["dmax"])
+        t["fa"] = s["fa"] - 1
+        return t
+
+    def down(self, t, m):
+        return self.set_client(t, m, st=z3.IntVal(DOWN), cg=z3.IntVal(-1), own=self.P(0), fl=z3.IntVal(RUN),
+                               act=z3.IntVal(-1), inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0))
+
+    # --- actions: each returns (guard, next state, completed) -------------------------------------
+    def actions(self, s):
+        """Every action of GroupModel.actions(), as (label, guard, next, completed, extra)."""
+        n, p = self.n, self.p
+        F = z3.BoolVal(False)
+        env_ok = s["gen"] < self.maxgen
+        out = []
+        for m in range(n):
+            st, fl = s[f"st{m}"], s[f"fl{m}"]
+            member = self.mbit(s["mem"], m)
+            parked = self.mbit(s["awt"] | s["sw"], m)
+            # GroupModel._a_commit_arrives
+            ig, ip = s[f"ig{m}"], s[f"ip{m}"]
+            ok = self.commit_ok(s, m, ig)
+            good = self.set_client(dict(s), m, inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0))
+            for q in range(p):
+                good[f"off{q}"] = s[f"off{q}"] + z3.If(z3.Extract(q, q, ip) == 1, 1, 0)
+            good = self.save_prev(s, good)
+            refused_drop = z3.And(st == CSTABLE, s[f"cg{m}"] == ig)
+            bad = self.set_client(dict(s), m, inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0),
+                                  st=z3.If(refused_drop, IDLE, st), own=z3.If(refused_drop, self.P(0), s[f"own{m}"]))
+            out.append((f"commit_arrives m{m}", ("commit_arrives", m), s[f"inf{m}"], self.ite(ok, good, bad), F,
+                        {"accepted": ok, "member": m}))
+            # GroupModel._a_start (+ _join)
+            t = self.set_client(dict(s), m, st=z3.IntVal(IDLE), cg=z3.IntVal(-1), own=self.P(0), fl=z3.IntVal(RUN),
+                                act=z3.IntVal(-1), inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0))
+            t["ev"] = s["ev"] - 1
+            t, done = self.join(t, m)
+            out.append((f"start m{m}", ("start", m), z3.And(st == DOWN, s["ev"] > 0, env_ok, z3.Not(member)), t, done, {}))
+            # GroupModel._a_expire
+            t, done = self.after_removal(self.remove(s, m))
+            g = z3.And(member, z3.Not(parked), z3.Or(st == DOWN, fl == PAUSED))
+            out.append((f"expire m{m}", ("expire", m), g, t, done, {}))
+            alive_run = z3.And(st != DOWN, fl == RUN)
+            # GroupModel._a_join
+            t, done = self.join(s, m)
+            out.append((f"join m{m}", ("join", m), z3.And(alive_run, st == IDLE), t, done, {}))
+            # GroupModel._a_rejoin
+            out.append((f"rejoin m{m}", ("rejoin", m), z3.And(alive_run, st == CSTABLE, self.hb_error(s, m)), t, done, {}))
+            # GroupModel._a_sync
+            out.append((f"sync m{m}", ("sync", m), z3.And(alive_run, st == SYNCING), self.sync(s, m), F, {}))
+            # GroupModel._a_commit
+            t = self.set_client(dict(s), m, inf=z3.BoolVal(True), ig=s[f"cg{m}"], ip=s[f"own{m}"])
+            t["co"] = s["co"] - 1
+            out.append((f"commit m{m}", ("commit", m), z3.And(alive_run, st == CSTABLE, s[f"own{m}"] != 0, s["co"] > 0,
+                                                               z3.Not(s[f"inf{m}"])), t, F, {}))
+            # GroupModel._a_leave
+            t = self.down(dict(s), m)
+            t["ev"] = s["ev"] - 1
+            t, done = self.after_removal(self.remove(t, m))
+            out.append((f"leave m{m}", ("leave", m), z3.And(alive_run, st == CSTABLE, s["ev"] > 0, env_ok, member), t, done, {}))
+            faulty = z3.And(s["fa"] > 0, env_ok)
+            # GroupModel._a_pause / _a_stall / _a_resume / _a_crash
+            t = self.set_client(dict(s), m, fl=z3.IntVal(PAUSED))
+            t["fa"] = s["fa"] - 1
+            out.append((f"pause m{m}", ("pause", m), z3.And(alive_run, faulty), t, F, {}))
+            t = self.set_client(dict(s), m, fl=z3.IntVal(STALLED))
+            t["fa"] = s["fa"] - 1
+            out.append((f"stall m{m}", ("stall", m), z3.And(alive_run, st == SYNCING, faulty), t, F, {}))
+            t = self.set_client(dict(s), m, fl=z3.IntVal(RUN))
+            out.append((f"resume m{m}", ("resume", m), z3.And(st != DOWN, fl == PAUSED), t, F, {}))
+            t = self.down(dict(s), m)
+            t["fa"] = s["fa"] - 1
+            out.append((f"crash m{m}", ("crash", m), z3.And(st != DOWN, faulty), t, F, {}))
+        # GroupModel._a_join_timeout
+        t = self.complete(s)
+        g = z3.Or(s["cs"] == PREP_INITIAL, z3.And(s["cs"] == PREPARING, self.unresponsive(s, s["mem"] & ~s["awt"])))
+        out.append(("join_timeout", ("join_timeout",), g, t, z3.BoolVal(True), {}))
+        # GroupModel._a_sync_timeout
+        if not self.no_barrier:
+            t = dict(s)
+            for m in range(n):
+                t = self.ite(self.mbit(s["pend"], m), self.remove(t, m), t)
+            t, done = self.maybe_complete(self.prepare(t))
+            g = z3.And(z3.Or(s["cs"] == COMPLETING, s["cs"] == STABLE), self.unresponsive(s, s["pend"]))
+            out.append(("sync_timeout", ("sync_timeout",), g, t, done, {}))
+        # GroupModel._a_admin_reset
+        if self.admin:
+            for q in range(p):
+                t = self.save_prev(s, dict(s))
+                t[f"off{q}"] = z3.IntVal(0)
+                t["co"] = s["co"] - 1
+                out.append((f"admin_reset p{q}", ("admin_reset", q), z3.And(s["co"] > 0, s["cs"] == EMPTY, s[f"off{q}"] != 0),
+                            t, F, {"reset": q}))
+        if self.failover:
+            faulty = z3.And(s["fa"] > 0, env_ok)
+            # GroupModel._a_failover
+            src = (s["pg"], s["pm"], s["pl"], s["ph"], [s[f"pa{i}"] for i in range(n)], [s[f"off{q}"] for q in range(p)])
+            out.append(("failover", ("failover",), faulty, self.load(s, src), F, {"reload": True}))
+            if self.unclean:
+                # GroupModel._a_unclean_failover
+                src = (s["qg"], s["qm"], s["ql"], s["qh"], [s[f"qa{i}"] for i in range(n)], [s[f"qo{q}"] for q in range(p)])
+                differs = z3.Not(z3.And([a == b for a, b in zip(
+                    [s["qg"], s["qm"], s["ql"], s["qh"]] + src[4] + src[5],
+                    [s["pg"], s["pm"], s["pl"], s["ph"]] + [s[f"pa{i}"] for i in range(n)] + [s[f"off{q}"] for q in range(p)])]))
+                out.append(("unclean_failover", ("unclean_failover",), z3.And(faulty, differs), self.load(s, src), F,
+                            {"reload": True}))
+        return out
+
+    def sync(self, s, m):
+        """GroupModel._a_sync."""
+        bit = self.M(1 << m)
+        member = self.mbit(s["mem"], m)
+        refused = z3.Or(z3.Not(member), s[f"cg{m}"] != s["gen"], s["cs"] == PREPARING, s["cs"] == PREP_INITIAL)
+        r = self.set_client(dict(s), m, st=z3.IntVal(IDLE), own=self.P(0))
+        # Stable: the stored assignment at once
+        st = self.set_client(dict(s), m, st=z3.IntVal(CSTABLE), cg=s["gen"], own=s[f"a{m}"], act=s["gen"])
+        st["pend"] = s["pend"] & ~bit
+        # CompletingRebalance: park; the leader persists and answers everyone parked
+        w = self.set_client(dict(s), m, st=z3.IntVal(SYNC_WAIT), own=self.P(0))
+        w["sw"], w["pend"] = s["sw"] | bit, s["pend"] & ~bit
+        asg = self.assign_of(s["mem"])
+        ld = self.save_prev(s, dict(w))
+        ld.update(pg=s["gen"], pm=s["mem"], pl=s["leader"], ph=z3.BoolVal(True), cs=z3.IntVal(STABLE), sw=self.M(0),
+                  ha=z3.BoolVal(True))
+        for i in range(self.n):
+            ld[f"pa{i}"] = asg[i]
+            ld[f"a{i}"] = asg[i]
+            go = z3.And(self.mbit(w["sw"], i), w[f"st{i}"] == SYNC_WAIT)
+            ld[f"st{i}"] = z3.If(go, CSTABLE, w[f"st{i}"])
+            ld[f"cg{i}"] = z3.If(go, s["gen"], w[f"cg{i}"])
+            ld[f"own{i}"] = z3.If(go, asg[i], w[f"own{i}"])
+            ld[f"act{i}"] = z3.If(go, s["gen"], w[f"act{i}"])
+        ld = self.prune(ld, z3.If(s["dmax"] > s["gen"], s["dmax"], s["gen"]))
+        completing = self.ite(s["leader"] == m, ld, w)
+        return self.ite(refused, r, self.ite(s["cs"] == STABLE, st, completing))
+
+    def transition(self, s, t):
+        """The whole transition relation T(s, t)."""
+        return z3.Or([z3.And(g, self.same(t, nxt)) for _, _, g, nxt, _, _ in self.actions(s)])
+
+    def init(self, s):
+        """GroupModel.init_states() with any budgets."""
+        n, p = self.n, self.p
+        c = [s["cs"] == EMPTY, s["gen"] == 0, s["leader"] == -1, s["mem"] == 0, s["awt"] == 0, s["sw"] == 0,
+             s["pend"] == 0, z3.Not(s["ha"]), s["epoch"] == 0, s["pg"] == 0, s["pm"] == 0, s["pl"] == -1,
+             z3.Not(s["ph"]), s["ev"] >= 0, s["fa"] >= 0, s["co"] >= 0, s["dmax"] == -1, self.maxgen >= 0]
+        for i in range(n):
+            c += [s[f"a{i}"] == 0, s[f"pa{i}"] == 0, s[f"st{i}"] == DOWN, s[f"cg{i}"] == -1, s[f"own{i}"] == 0,
+                  s[f"fl{i}"] == RUN, s[f"act{i}"] == -1, z3.Not(s[f"inf{i}"]), s[f"ig{i}"] == 0, s[f"ip{i}"] == 0]
+        c += [s[f"off{q}"] == 0 for q in range(p)]
+        if self.unclean:
+            c += [s["qg"] == 0, s["qm"] == 0, s["ql"] == -1, z3.Not(s["qh"])]
+            c += [s[f"qa{i}"] == 0 for i in range(n)] + [s[f"qo{q}"] == 0 for q in range(p)]
+        return z3.And(c)
+
+    # --- the properties (invariants/group.py, on the symbolic state) --------------------------------
+    def can_commit(self, s, i):
+        """ClientView.can_commit: stable, and the coordinator would accept its commit now."""
+        return z3.And(s[f"st{i}"] == CSTABLE, self.commit_ok(s, i, s[f"cg{i}"]))
+
+    def exclusive(self, s):
+        """check_exclusive_ownership."""
+        n = self.n
+        c = []
+        for i in range(n):
+            for j in range(i + 1, n):
+                c.append(z3.Implies(s["ha"], s[f"a{i}"] & s[f"a{j}"] == 0))
+                both = z3.And(s[f"st{i}"] != DOWN, s[f"st{j}"] != DOWN, self.can_commit(s, i), self.can_commit(s, j))
+                c.append(z3.Implies(both, s[f"own{i}"] & s[f"own{j}"] == 0))
+        return z3.And(c)
+
+    def commit_safe(self, s, t, extra):
+        """check_committed_offset_safety for one action."""
+        c = []
+        if "accepted" in extra:
+            m = extra["member"]
+            ip = s[f"ip{m}"]
+            c.append(z3.Implies(extra["accepted"], z3.And(
+                s[f"ig{m}"] == s["gen"], self.mbit(s["mem"], m), s["ha"], ip & ~s[f"a{m}"] == 0)))
+        if "reset" in extra:
+            c.append(s["cs"] == EMPTY)
+        for q in range(self.p):
+            if extra.get("reset") != q:
+                c.append(t[f"off{q}"] >= s[f"off{q}"])
+        return z3.And(c)
+
+    def monotone(self, s, t, completed, extra):
+        """check_generation_monotonicity for one action (delivered generations via dmax)."""
+        c = []
+        if extra.get("reload"):
+            c.append(t["gen"] >= s["dmax"])
+        else:
+            c.append(t["gen"] == s["gen"] + z3.If(completed, 1, 0))
+        for i in range(self.n):
+            c.append(z3.Implies(z3.And(s[f"st{i}"] != DOWN, t[f"st{i}"] != DOWN, s[f"act{i}"] >= 0),
+                                t[f"act{i}"] >= s[f"act{i}"]))
+        return z3.And(c)
+
+    # --- strengthening --------------------------------------------------------------------------
+    def strengthening(self, s):
+        """Named conjuncts that, with the properties, make an inductive invariant."""
+        n, p = self.n, self.p
+        cs = s["cs"]
+        out = {}
+        out["domains"] = z3.And([z3.Or([cs == v for v in (EMPTY, PREPARING, COMPLETING, STABLE, PREP_INITIAL)]),
+                                 s["gen"] >= 0, s["pg"] >= 0, s["epoch"] >= 0, s["ev"] >= 0, s["fa"] >= 0, s["co"] >= 0,
+                                 s["leader"] >= -1, s["leader"] < n, s["pl"] >= -1, s["pl"] < n]
+                                + [s[f"off{q}"] >= 0 for q in range(p)]
+                                + [z3.And(s[f"st{i}"] >= DOWN, s[f"st{i}"] <= CSTABLE, s[f"fl{i}"] >= RUN,
+                                          s[f"fl{i}"] <= STALLED, s[f"cg{i}"] >= -1, s[f"act{i}"] >= -1,
+                                          s[f"ig{i}"] >= -1) for i in range(n)])
+        if self.unclean:   # the record before the last append is a record like any other
+            out["domains"] = z3.And(out["domains"], s["qg"] >= 0, s["qg"] <= s["pg"], s["ql"] >= -1, s["ql"] < n,
+                                    s["qh"] == (s["qm"] != 0), z3.Implies(s["qh"], self.has_bit(s["qm"], s["ql"])),
+                                    z3.And([s[f"qo{q}"] >= 0 for q in range(p)]),
+                                    z3.And([z3.Implies(z3.Not(self.mbit(s["qm"], i)), s[f"qa{i}"] == 0) for i in range(n)]))
+        out["no-assignment-is-zero"] = z3.And([z3.And(z3.Implies(z3.Not(s["ha"]), s[f"a{i}"] == 0),
+                                                      z3.Implies(z3.Not(s["ph"]), s[f"pa{i}"] == 0),
+                                                      z3.Implies(z3.Not(s[f"inf{i}"]), z3.And(s[f"ig{i}"] == 0, s[f"ip{i}"] == 0)))
+                                               for i in range(n)])
+        out["down-clients-are-reset"] = z3.And([z3.Implies(s[f"st{i}"] == DOWN, z3.And(
+            s[f"cg{i}"] == -1, s[f"own{i}"] == 0, s[f"fl{i}"] == RUN, s[f"act{i}"] == -1, z3.Not(s[f"inf{i}"])))
+            for i in range(n)])
+        out["only-stable-clients-own"] = z3.And([z3.Implies(s[f"st{i}"] != CSTABLE, s[f"own{i}"] == 0) for i in range(n)])
+        out["parked-sets-within-members"] = z3.And((s["awt"] & ~s["mem"]) == 0, (s["sw"] & ~s["mem"]) == 0,
+                                                   (s["pend"] & ~s["mem"]) == 0)
+        # with leader-not-reelected a departed leader keeps its id: only "members have a leader" holds
+        leader_member = (z3.BoolVal(True) if self.keep_leader
+                         else z3.Implies(s["leader"] >= 0, self.has_bit(s["mem"], s["leader"])))
+        out["leader-is-a-member"] = z3.And(leader_member, z3.Implies(s["mem"] != 0, s["leader"] >= 0))
+        out["persisted-record-well-formed"] = z3.And(s["ph"] == (s["pm"] != 0),
+                                                     z3.Implies(s["ph"], s["pl"] >= 0 if self.keep_leader
+                                                                else self.has_bit(s["pm"], s["pl"])),
+                                                     z3.And([z3.Implies(z3.Not(self.mbit(s["pm"], i)), s[f"pa{i}"] == 0)
+                                                             for i in range(n)]),
+                                                     z3.And([s[f"pa{i}"] & s[f"pa{j}"] == 0
+                                                             for i in range(n) for j in range(i + 1, n)]))
+        out["empty-groups-are-persisted-empty"] = z3.Implies(z3.Or(cs == EMPTY, cs == PREP_INITIAL), z3.And(
+            s["gen"] == s["pg"], z3.Not(s["ph"]), z3.Not(s["ha"]), s["sw"] == 0, s["pend"] == 0))
+        out["empty-has-no-members"] = z3.Implies(cs == EMPTY, z3.And(s["mem"] == 0, z3.BoolVal(True) if self.keep_leader
+                                                                     else s["leader"] == -1))
+        out["stored-assignment-is-persisted"] = z3.Implies(s["ha"], z3.And(
+            s["ph"], s["gen"] == s["pg"], z3.And([s[f"a{i}"] == s[f"pa{i}"] for i in range(n)])))
+        out["stable-matches-record"] = z3.Implies(cs == STABLE, z3.And(
+            s["ha"], s["pm"] == s["mem"], s["pl"] == s["leader"], s["awt"] == 0, s["sw"] == 0))
+        out["rebalance-runs-ahead-of-record"] = z3.And(
+            z3.Implies(cs == COMPLETING, z3.And(z3.Not(s["ha"]), s["gen"] > s["pg"], s["awt"] == 0)),
+            z3.Implies(cs == PREPARING, z3.And(s["sw"] == 0, s["pend"] == 0,
+                                               z3.Implies(z3.Not(s["ha"]), s["gen"] > s["pg"]))),
+            s["gen"] >= s["pg"], s["dmax"] <= s["pg"])
+        per = []
+        for i in range(n):
+            stable = s[f"st{i}"] == CSTABLE
+            per.append(z3.And(
+                s[f"act{i}"] <= s["pg"],
+                z3.Implies(stable, z3.And(s[f"cg{i}"] == s[f"act{i}"], s[f"cg{i}"] <= s["pg"],
+                                          z3.Implies(s[f"cg{i}"] == s["pg"], z3.And(s["ph"], s[f"own{i}"] == s[f"pa{i}"])))),
+                z3.Implies(s[f"inf{i}"], z3.And(s[f"ig{i}"] <= s["pg"],
+                                                z3.Implies(s[f"ig{i}"] == s["pg"],
+                                                           z3.And(s["ph"], s[f"ip{i}"] == s[f"pa{i}"]))))))
+        out["clients-received-the-persisted-assignment"] = z3.And(per)
+        out["awaited-members-are-joining"] = z3.And([z3.Implies(self.mbit(s["awt"], i), z3.Or(
+            s[f"st{i}"] == JOINING, s[f"st{i}"] == DOWN)) for i in range(n)])
+        out["stable-members-are-current"] = z3.And(
+            [z3.And(z3.Implies(z3.And(s[f"st{i}"] == CSTABLE, self.mbit(s["mem"], i)), s[f"cg{i}"] == s["gen"]),
+                    z3.Implies(z3.And(s[f"st{i}"] == CSTABLE, self.mbit(s["pm"], i)), s[f"cg{i}"] == s["pg"]))
+             for i in range(n)])
+        return out
+
+
+STRENGTHENING_NAMES = ("domains", "no-assignment-is-zero", "down-clients-are-reset", "only-stable-clients-own",
+                       "parked-sets-within-members", "leader-is-a-member", "persisted-record-well-formed",
+                       "empty-groups-are-persisted-empty", "empty-has-no-members", "stored-assignment-is-persisted",
+                       "stable-matches-record", "rebalance-runs-ahead-of-record",
+                       "clients-received-the-persisted-assignment", "awaited-members-are-joining",
+                       "stable-members-are-current")
+
+
+# --- mapping to/from the Python model's states ------------------------------------------------------
+def values_of(state, n: int, p: int, unclean: bool = False) -> dict:
+    """A model/group.py state as the encoding's field values (ghosts abstracted as documented)."""
+    coord, clients, offsets, persisted, budget, delivered, prev = state
+    cs, gen, leader, mem, awt, sw, pend, assign, epoch = coord
+    v = dict(cs=cs, gen=gen, leader=leader, mem=mem, awt=awt, sw=sw, pend=pend, ha=assign is not None, epoch=epoch)
+    for i in range(n):
+        v[f"a{i}"] = assign[i] if assign is not None else 0
+        st, cg, own, fl, act, inf = clients[i]
+        v.update({f"st{i}": st, f"cg{i}": cg, f"own{i}": own, f"fl{i}": fl, f"act{i}": act, f"inf{i}": bool(inf),
+                  f"ig{i}": inf[0] if inf else 0, f"ip{i}": inf[1] if inf else 0})
+    for q in range(p):
+        v[f"off{q}"] = offsets[q]
+    pg, pm, pl, pa = persisted
+    v.update(pg=pg, pm=pm, pl=pl, ph=pa is not None)
+    for i in range(n):
+        v[f"pa{i}"] = pa[i] if pa is not None else 0
+    v.update(ev=budget[0], fa=budget[1], co=budget[2], dmax=max((g for g, _ in delivered), default=-1))
+    if unclean:
+        (qg, qm, ql, qa), qo = prev
+        v.update(qg=qg, qm=qm, ql=ql, qh=qa is not None)
+        for i in range(n):
+            v[f"qa{i}"] = qa[i] if qa is not None else 0
+        for q in range(p):
+            v[f"qo{q}"] = qo[q]
+    return v
+
+
+def model_values(enc: Enc, model, s: dict) -> dict:
+    out = {}
+    for name, kind in enc.fields():
+        x = model.eval(s[name], model_completion=True)
+        out[name] = z3.is_true(x) if kind == "bool" else x.as_long()
+    return out
+
+
+def describe_values(v: dict, n: int, p: int) -> dict:
+    """Readable form of a field-value dict (the same names as GroupModel.describe)."""
+    from kverify.model.group import FLAG_NAMES, STATUS_NAMES
+
+    def slots(mask):
+        return [f"m{i}" for i in range(n) if (mask >> i) & 1]
+
+    def parts(mask):
+        return [f"p{q}" for q in range(p) if (mask >> q) & 1]
+
+    names = {0: "Empty", 1: "PreparingRebalance", 2: "CompletingRebalance", 3: "Stable", 5: "PreparingRebalance(initial)"}
+    return {
+        "coordinator": {"state": names.get(v["cs"], v["cs"]), "generation": v["gen"],
+                        "leader": f"m{v['leader']}" if v["leader"] >= 0 else None, "members": slots(v["mem"]),
+                        "awaiting_join": slots(v["awt"]), "awaiting_sync": slots(v["sw"]), "pending_sync": slots(v["pend"]),
+                        "assignment": {f"m{i}": parts(v[f"a{i}"]) for i in range(n) if v[f"a{i}"]} if v["ha"] else None,
+                        "epoch": v["epoch"]},
+        "clients": {f"m{i}": {"status": STATUS_NAMES[v[f"st{i}"]] if 0 <= v[f"st{i}"] < 6 else v[f"st{i}"],
+                              "generation": v[f"cg{i}"], "acted": v[f"act{i}"], "owned": parts(v[f"own{i}"]),
+                              "flag": FLAG_NAMES[v[f"fl{i}"]] if 0 <= v[f"fl{i}"] < 3 else v[f"fl{i}"],
+                              "commit_in_flight": {"generation": v[f"ig{i}"], "partitions": parts(v[f"ip{i}"])}
+                              if v[f"inf{i}"] else None}
+                    for i in range(n) if v[f"st{i}"] != DOWN or (v["mem"] >> i) & 1},
+        "offsets": {f"p{q}": v[f"off{q}"] for q in range(p)},
+        "persisted": {"generation": v["pg"], "members": slots(v["pm"]),
+                      "assignment": {f"m{i}": parts(v[f"pa{i}"]) for i in range(n) if v[f"pa{i}"]} if v["ph"] else None},
+        "max_delivered_generation": v["dmax"],
+        "budget": {"events": v["ev"], "faults": v["fa"], "commits": v["co"]},
+        **({"prev": {"generation": v["qg"], "members": slots(v["qm"]), "offsets": [v[f"qo{q}"] for q in range(p)]}}
+           if "qg" in v else {}),
+    }
+
+
+# --- the obligations --------------------------------------------------------------------------------
+PROPERTIES = ("generation-monotonicity", "exclusive-ownership", "committed-offset-safety")
+
+
+def _solver(timeout_ms: int):
+    """Each query is solved from scratch with equation solving first: the successor's fields are
+    defined by equalities (t = next), which `solve-eqs` eliminates before the SMT core runs."""
+    sol = z3.Then("simplify", "solve-eqs", "elim-uncnstr", "simplify", "smt").solver()
+    sol.set("timeout", timeout_ms)
+    return sol
+
+
+def check_inductive(prop: str, n: int, p: int, behaviours: frozenset, timeout_ms: int = 30_000):
+    """Prove `prop` with the strengthening inductive for n slots, p partitions. Returns
+    ("proved", None) or ("falsified", cti dict) or ("unknown", reason)."""
+    enc = Enc(n, p, behaviours)
+    s, t = enc.state("s"), enc.state("t")
+    S, St = enc.strengthening(s), enc.strengthening(t)
+    # initiation
+    goals_init = list(S.items())
+    if prop == "exclusive-ownership":
+        goals_init.append(("property", enc.exclusive(s)))
+    sol = _solver(timeout_ms)
+    sol.add(enc.init(s), z3.Not(z3.And([g for _, g in goals_init])))
+    r = sol.check()
+    if r == z3.unknown:
+        return "unknown", sol.reason_unknown()
+    if r == z3.sat:
+        m = sol.model()
+        bad = [k for k, g in goals_init if z3.is_false(m.eval(g, model_completion=True))]
+        return "falsified", {"kind": "initiation", "broken": bad, "state": describe_values(model_values(enc, m, s), n, p)}
+    hyp = list(S.values()) + [enc.maxgen >= 0]
+    if prop == "exclusive-ownership":
+        # a state property: the strengthening implies it (then S /\ P is inductive once S is)
+        sol = _solver(timeout_ms)
+        sol.add(*hyp, z3.Not(enc.exclusive(s)))
+        r = sol.check()
+        if r == z3.unknown:
+            return "unknown", sol.reason_unknown()
+        if r == z3.sat:
+            return "falsified", {"kind": "implication", "action": None, "broken": ["property"], "members": n,
+                                 "partitions": p, "state": describe_values(model_values(enc, sol.model(), s), n, p)}
+    acts = enc.actions(s)
+
+    def prop_goal(completed, extra):
+        if prop == "generation-monotonicity":
+            return [("property", enc.monotone(s, t, completed, extra))]
+        if prop == "committed-offset-safety":
+            return [("property", enc.commit_safe(s, t, extra))]
+        return []     # exclusive-ownership: implied by the strengthening (checked above)
+
+    def cti(label, action, guard, nxt, goal):
+        sol = _solver(timeout_ms)
+        sol.add(*hyp)
+        sol.add(guard, enc.same(t, nxt), z3.Not(z3.And([g for _, g in goal])))
+        r = sol.check()
+        if r == z3.unknown:
+            return "unknown", f"{label}: {sol.reason_unknown()}"
+        if r == z3.unsat:
+            return None
+        m = sol.model()
+        bad = [k for k, g in goal if z3.is_false(m.eval(g, model_completion=True))]
+        pre, post = model_values(enc, m, s), model_values(enc, m, t)
+        return "falsified", {"kind": "consecution", "action": label, "broken": bad, "members": n, "partitions": p,
+                             "trace": [{"action": None, "label": "state satisfying the invariant and strengthening",
+                                        "state": describe_values(pre, n, p)},
+                                       {"action": list(action), "label": label, "state": describe_values(post, n, p)}]}
+
+    # one query per action: property and strengthening preserved together
+    first = None
+    for label, action, guard, nxt, completed, extra in acts:
+        found = cti(label, action, guard, nxt, prop_goal(completed, extra) + list(St.items()))
+        if found is not None:
+            if found[0] == "unknown" or "property" in found[1]["broken"]:
+                return found
+            first = first or found
+            break
+    if first is None:
+        return "proved", None
+    # not inductive: prefer a counterexample that breaks the property itself, if there is one
+    if prop != "exclusive-ownership":
+        for label, action, guard, nxt, completed, extra in acts:
+            found = cti(label, action, guard, nxt, prop_goal(completed, extra))
+            if found is not None:
+                return found
+    return first
+
+
+def _run(prop: str, breaking: frozenset):
+    def run(behaviours: frozenset) -> Result:
+        for p in PARTITION_COUNTS:
+            status, info = check_inductive(prop, MEMBERS, p, behaviours)
+            if status == "unknown":
+                return Result("unknown", f"{MEMBERS} slots, {p} partitions: {info}")
+            if status == "falsified":
+                where = {"consecution": info.get("action"), "initiation": "the initial state",
+                         "implication": "a state satisfying the strengthening"}[info["kind"]]
+                detail = (f"counterexample to induction ({MEMBERS} slots, {p} partitions) at {where}: "
+                          f"breaks {', '.join(info['broken'])}")
+                if "property" in info["broken"] and breaking & behaviours:
+                    return Result("falsified", detail, info)
+                # the strengthening is stated for the correct model; a CTI that only breaks it (or a
+                # property CTI under a behaviour not known to break the property) proves nothing
+                return Result("unknown", "not inductive with the correct model's strengthening under "
+                                         f"{', '.join(sorted(behaviours))}: {detail}", info)
+        return Result("proved", f"inductive for every member count <= {MEMBERS} and {min(PARTITION_COUNTS)}.."
+                                f"{max(PARTITION_COUNTS)} partitions, any budgets and max_generation, with "
+                                f"strengthening: {', '.join(STRENGTHENING_NAMES)}")
+    return run
+
+
+def obligations() -> list[Obligation]:
+    return [
+        Obligation("group-generation-monotonicity",
+                   f"group model (<= {MEMBERS} members): while loaded the generation grows by exactly one per completed "
+                   "join and is otherwise unchanged; a reload never goes below a delivered generation; a live member's "
+                   "acted-under generation never decreases",
+                   _run("generation-monotonicity", frozenset({NO_BUMP, UNCLEAN})), frozenset({NO_BUMP, UNCLEAN})),
+        Obligation("group-exclusive-ownership",
+                   f"group model (<= {MEMBERS} members): the stored assignment is disjoint and no two live members that "
+                   "can commit consume the same partition",
+                   _run("exclusive-ownership", frozenset()), frozenset()),
+        Obligation("group-committed-offset-safety",
+                   f"group model (<= {MEMBERS} members): an accepted commit comes from a member of the current generation "
+                   "for partitions it is assigned, or a standalone reset on an Empty group; offsets never go back otherwise",
+                   _run("committed-offset-safety", frozenset({STALE, UNCLEAN})), frozenset({STALE, UNCLEAN})),
+    ]
