@@ -33,3 +33,23 @@ def test_control_run_has_no_false_alarm_on_abstract_group_model():
 def test_unknown_behaviour_is_usage_error():
     r = subprocess.run([sys.executable, "-m", "kverify", "zoo", "not-a-bug"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown behaviour" in r.stderr
+
+
+def test_every_behaviour_is_caught_and_its_report_replays(tmp_path):
+    """The zoo is the suite's acceptance test: every declared behaviour is caught within its budget,
+    and the written report's replay command reproduces it (issues #6 and #10)."""
+    from kverify import behaviours as B
+    from kverify.reports.record import Counterexample
+    from kverify.reports.replayer import replay_record
+
+    missed, not_replayed = [], []
+    for b in B.all_behaviours():
+        row = hunt(b.name, budget=60, seed=0, out_dir=str(tmp_path))
+        if not row.caught:
+            missed.append((b.name, row.note))
+            continue
+        assert row.seconds < 60 and row.report
+        if not replay_record(Counterexample.load(row.report)).reproduced:
+            not_replayed.append(b.name)
+    assert not missed, missed
+    assert not not_replayed, not_replayed
