@@ -147,6 +147,7 @@ class ExploreResult:
     stopped: str = ""              # "" when complete, else max-states | max-seconds | violation
     violations: list = field(default_factory=list)        # [Found], at most one per property
     sometimes: dict = field(default_factory=dict)         # name -> depth where first reached, or None
+    states_per_depth: dict = field(default_factory=dict)  # depth -> distinct states first found there
     deadlocks: int = 0
     graph: Optional[GraphReport] = None
 
@@ -286,6 +287,7 @@ class Explorer:
             frontier_idx.append(idx)
 
         depth = 0
+        res.states_per_depth[0] = len(frontier)
         transitions = 0
         expanded = 0
         last_report = t0
@@ -381,6 +383,7 @@ class Explorer:
                 labels = None
             if nxt_frontier:
                 res.max_depth = depth
+                res.states_per_depth[depth] = len(nxt_frontier)
             frontier, frontier_idx = nxt_frontier, nxt_idx
 
         res.complete = not stopped

@@ -96,16 +96,19 @@ class MachineFinding:
     init_index: int
 
 
-def machine_settings(profile: str = "fast", *, database: bool = True, deadline=None, **overrides) -> settings:
+def machine_settings(profile: str = "fast", *, database=True, deadline=None, **overrides) -> settings:
+    """`database`: True = kverify's example database (.hypothesis/kverify), a path = that folder,
+    False = none. Failing examples saved there are replayed first by the next run."""
     opts = dict(PROFILES[profile])
+    opts.setdefault("phases", [Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])
     opts.update(overrides)
-    return settings(deadline=deadline, database=DirectoryBasedExampleDatabase(DATABASE_DIR) if database else None,
-                    suppress_health_check=list(HealthCheck), print_blob=False,
-                    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink], **opts)
+    db = DirectoryBasedExampleDatabase(database if isinstance(database, str) else DATABASE_DIR) if database else None
+    return settings(deadline=deadline, database=db,
+                    suppress_health_check=list(HealthCheck), print_blob=False, **opts)
 
 
 def run_machine(name: str, params: Optional[dict] = None, behaviours=frozenset(), *, seed: int = 0,
-                profile: str = "fast", protocol=None, database: bool = True, **overrides) -> Optional[MachineFinding]:
+                profile: str = "fast", protocol=None, database=True, **overrides) -> Optional[MachineFinding]:
     """Run the machine with a fixed seed; return the shrunk finding, or None if nothing broke."""
     machine = machine_for(name, params, behaviours, protocol=protocol)
     machine = hyp_seed(seed)(machine)
