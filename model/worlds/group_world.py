@@ -62,6 +62,7 @@ from kverify.invariants.group import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE
                                       Abandon, ClientView, CommitEvent, GroupView, Handover, consumer_invariants,
                                       group_invariants, group_sometimes)
 from kverify.model.protocol import Protocol
+from kverify.model.worlds import KeyedState
 from kverify.model.worlds.network import REQ, RESP, Net
 
 PARAMS = {
@@ -168,7 +169,7 @@ class _RecordingLog:
         return E.NONE
 
 
-class WorldState:
+class WorldState(KeyedState):
     """One state of the world. Never mutated once built; equality and hash use snapshots."""
     __slots__ = ("coord", "csnap", "members", "msnaps", "net", "started", "paused", "budget",
                  "delivered", "persisted", "gepoch", "conns", "answers", "counts", "last", "_key", "_hash", "_view", "_g", "_cpart",
@@ -208,23 +209,9 @@ class WorldState:
     def now(self) -> int:
         return self.coord.now
 
-    def key(self):
-        k = self._key
-        if k is None:
-            k = self._key = (self.csnap, self.msnaps, self.net, self.started, self.paused, self.budget,
-                             self.delivered, self.persisted, self.gepoch, self.conns,
-                             self.answers, self.counts)
-        return k
-
-    def __hash__(self):
-        h = self._hash
-        if h is None:
-            h = self._hash = hash(self.key())
-        return h
-
-    def __eq__(self, other):
-        return isinstance(other, WorldState) and (self is other or (hash(self) == hash(other)
-                                                                    and self.key() == other.key()))
+    def _compute_key(self):
+        return (self.csnap, self.msnaps, self.net, self.started, self.paused, self.budget,
+                self.delivered, self.persisted, self.gepoch, self.conns, self.answers, self.counts)
 
     def __repr__(self):
         return f"WorldState(now={self.now}, budget={self.budget}, in_flight={self.net.size()})"

@@ -48,6 +48,7 @@ from kverify.invariants import offsets as OI
 from kverify.invariants import replication as RI
 from kverify.invariants.core import Sometimes
 from kverify.model.protocol import Protocol
+from kverify.model.worlds import KeyedState
 from kverify.model.worlds import replication_world as RW
 
 PARAMS = {
@@ -85,7 +86,7 @@ def make(params: dict, behaviours: frozenset = frozenset()) -> "OffsetsWorld":
     return OffsetsWorld(params, behaviours)
 
 
-class OWState:
+class OWState(KeyedState):
     """One world state: an OffsetsTopicWorld never mutated once built, the client's ghost and budgets.
 
     client = (in-flight commit (cid, partition, offset, broker) or None, next offset per partition,
@@ -103,25 +104,11 @@ class OWState:
         self._rview = None
         self._eview = None
 
-    def key(self):
-        k = self._key
-        if k is None:
-            w = self.world
-            inflight = self.client[0]
-            k = self._key = (RW._key_of(w.cluster),
-                             tuple((b, c.snapshot()) for b, c in sorted(w.coordinators.items())),
-                             tuple(sorted(w._pending.items())), tuple(sorted(w._loads)),
-                             inflight, self.client[1:], self.budget)
-        return k
-
-    def __hash__(self):
-        h = self._hash
-        if h is None:
-            h = self._hash = hash(self.key())
-        return h
-
-    def __eq__(self, other):
-        return isinstance(other, OWState) and (self is other or (hash(self) == hash(other) and self.key() == other.key()))
+    def _compute_key(self):
+        w = self.world
+        return (RW._key_of(w.cluster), tuple((b, c.snapshot()) for b, c in sorted(w.coordinators.items())),
+                tuple(sorted(w._pending.items())), tuple(sorted(w._loads)), self.client[0], self.client[1:],
+                self.budget)
 
     def __repr__(self):
         return f"OWState(client={self.client}, budget={self.budget})"

@@ -80,6 +80,7 @@ from kverify.impl.replication.replica import FOLLOWER, LEADER, OFFLINE
 from kverify.invariants import replication as RI
 from kverify.invariants.core import Invariant, Sometimes
 from kverify.model.protocol import Protocol
+from kverify.model.worlds import KeyedState
 
 PARAMS = {
     "brokers": (3, "data brokers 1..N (2-5); broker 0 is a dedicated controller node"),
@@ -209,7 +210,7 @@ def view_of(c: Cluster, tp):
     return v if fix is None else v._replace(replicas=tuple(fix))
 
 
-class RWState:
+class RWState(KeyedState):
     """One world state: a cluster never mutated after construction, plus the remaining budgets."""
 
     __slots__ = ("cluster", "budget", "ghost", "_key", "_hash", "_views", "_epochs")
@@ -223,20 +224,8 @@ class RWState:
         self._views = None
         self._epochs = None
 
-    def key(self):
-        k = self._key
-        if k is None:
-            k = self._key = (_key_of(self.cluster), self.budget, self.ghost)
-        return k
-
-    def __hash__(self):
-        h = self._hash
-        if h is None:
-            h = self._hash = hash(self.key())
-        return h
-
-    def __eq__(self, other):
-        return isinstance(other, RWState) and (self is other or (hash(self) == hash(other) and self.key() == other.key()))
+    def _compute_key(self):
+        return (_key_of(self.cluster), self.budget, self.ghost)
 
     def __repr__(self):
         return f"RWState(now={self.cluster.now}, budget={self.budget}, in_flight={len(self.cluster.net)})"
