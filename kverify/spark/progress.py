@@ -22,16 +22,20 @@ class Progress:
         self._start = self._last = time.perf_counter()
         self.runs = self.steps = self.violations = 0
         self._pending = [0, 0, 0]
+        self.timeline: list = []    # [(seconds since start, steps done so far)] as the counts grow
 
     def start(self) -> None:
         """Restart the clock (and the bar's) when the runs really begin: Spark's start-up is not
         part of the rate."""
         self._start = self._last = time.perf_counter()
+        self.timeline = []
         self._bar.reset(total=self._bar.total)
 
     def set(self, runs: int, steps: int, violations: int) -> None:
         if runs > self.runs:
             self._bar.update(runs - self.runs)
+        if steps > self.steps:
+            self.timeline.append((round(time.perf_counter() - self._start, 3), steps))
         self.runs, self.steps, self.violations = runs, steps, violations
         rate = steps / max(time.perf_counter() - self._start, 1e-9)
         self._bar.set_postfix_str(f"{rate:,.0f} steps/s, {violations} violations", refresh=False)

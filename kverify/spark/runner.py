@@ -211,6 +211,7 @@ def simulate(cfg: SimConfig) -> SimResult:
         "rows_outside_range": totals.foreign_rows,
         "actions": totals.actions,
         "sometimes": sometimes,
+        "timeline": progress.timeline,          # [(seconds, steps done)]: throughput over the run
     }
     with open(os.path.join(cfg.out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2)

@@ -243,6 +243,43 @@ def random_runs(profile: str) -> list:
     return [_or_broken(f"walk:{m}", "random", m, _walk_check) for m in MODELS]
 
 
+# --- Spark ----------------------------------------------------------------------------------------
+SPARK_RUNS = {"ci": 20_000, "deep": 1_000_000}
+
+
+def _spark(ctx: Context) -> CheckResult:
+    """Seeded walks of the group model fanned out on Spark (local[*]): exactly-once accounting, no
+    violation, and the throughput over the run (plotted in index.html)."""
+    from kverify.spark.runner import SimConfig, simulate
+    from kverify.spark.world import resolve
+
+    name, runs = "group", SPARK_RUNS[ctx.profile]
+    world = resolve(name, {}, sorted(_model_behaviours(ctx, name)), steps=100)
+    out = os.path.join(ctx.out_dir, "spark-group")
+    try:
+        res = simulate(SimConfig(world=world, runs=runs, out=out, seed=ctx.seed, engine="spark", progress=False))
+    except Exception as exc:   # Java or Spark missing/broken: a failing check that says why
+        return CheckResult("spark:group", "random", False, f"Spark run could not start: {exc}")
+    sm = res.summary
+    series, prev = {}, (0.0, 0)
+    for t, steps in sm.get("timeline", []):
+        if t > prev[0]:
+            series[f"{t:.1f}s"] = round((steps - prev[1]) / (t - prev[0]))
+            prev = (t, steps)
+    viol = [{"invariant": r["invariant"], "signature": f"spark-{r['invariant']}-{r.get('seed')}",
+             "report": r.get("path", ""), "message": f"{r.get('runs')} runs"} for r in sm["reports"] if "invariant" in r]
+    ok = sm["runs_completed"] == sm["runs_requested"] and not sm["violations"]
+    summary = (f"{sm['runs_completed']}/{sm['runs_requested']} runs, {sm['steps']} steps, "
+               f"{sm['steps_per_second']:,.0f} steps/s, {sm['distinct_abstract_states']} abstract states"
+               + (", no violation" if not sm["violations"] else f", violations {sm['violations']}"))
+    return CheckResult("spark:group", "random", ok, summary, reports=[v["report"] for v in viol if v["report"]],
+                       violations=viol, figures={"steps_per_second": series, "action_coverage": sm.get("actions", {})})
+
+
+def spark(profile: str) -> list:
+    return [Check("spark:group", "random", _spark)] if profile in SPARK_RUNS else []
+
+
 def _or_broken(check_name: str, category: str, model: str, make) -> Check:
     """The check for `model`, or a failing check saying why the model cannot be loaded."""
     import importlib
@@ -257,4 +294,4 @@ def _or_broken(check_name: str, category: str, model: str, make) -> Check:
     return Check(check_name, category, make(model))
 
 
-ALL = [assignors, conformance, z3, explorer, stateful, random_runs]
+ALL = [assignors, conformance, z3, explorer, stateful, random_runs, spark]
