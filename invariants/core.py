@@ -51,3 +51,14 @@ class Violation:
 
     def to_json(self) -> dict:
         return {"invariant": self.invariant, "message": self.message, "step": self.step_index}
+
+
+def bits(mask: int) -> list:
+    """Indices of the set bits of `mask` (views carry member/replica sets as bitmasks)."""
+    out, i = [], 0
+    while mask:
+        if mask & 1:
+            out.append(i)
+        mask >>= 1
+        i += 1
+    return out

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple, Optional
 
-from kverify.invariants.core import Invariant, Sometimes
+from kverify.invariants.core import Invariant, Sometimes, bits
 
 # group states (Kafka's names; codes are what views carry)
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = 0, 1, 2, 3, 4
@@ -105,14 +105,7 @@ class GroupView(NamedTuple):
     abandoned: tuple = ()        # Abandon events of the step that led here (step checks only)
 
 
-def _bits(mask: int) -> list:
-    out, i = [], 0
-    while mask:
-        if mask & 1:
-            out.append(i)
-        mask >>= 1
-        i += 1
-    return out
+_bits = bits   # set bits of a bitmask (invariants/core.py)
 
 
 def _fmt_parts(mask: int) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from kverify.invariants.core import Invariant, Sometimes
+from kverify.invariants.core import Invariant, Sometimes, bits
 
 NO_LEADER = -1
 
@@ -50,14 +50,7 @@ class ReplView(NamedTuple):
     min_isr: int               # effective min.insync.replicas
 
 
-def _bits(mask: int) -> list:
-    out, i = [], 0
-    while mask:
-        if mask & 1:
-            out.append(i)
-        mask >>= 1
-        i += 1
-    return out
+_bits = bits   # set bits of a bitmask (invariants/core.py)
 
 
 def _fmt_rec(rec) -> str:
