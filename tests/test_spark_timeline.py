@@ -1,4 +1,4 @@
-"""A simulation records its throughput over the run (summary.json "timeline"), which the run index
+"""A simulation records its throughput over the run (SimResult.timeline), which the run index
 plots as steps per second; the spark:group check of `kverify verify --profile ci` relies on it."""
 from kverify.spark.runner import SimConfig, simulate
 from kverify.spark.world import resolve
@@ -8,7 +8,7 @@ from kverify.suite.providers import SPARK_RUNS, spark
 def test_timeline_is_monotone_and_ends_at_the_total(tmp_path):
     world = resolve("kverify.spark.toy_counter:make", {}, (), 30)
     res = simulate(SimConfig(world=world, runs=3000, out=str(tmp_path), engine="inline", progress=False))
-    tl = res.summary["timeline"]
+    tl = res.timeline
     assert tl, "no throughput samples"
     times = [t for t, _ in tl]
     steps = [s for _, s in tl]

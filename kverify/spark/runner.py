@@ -64,6 +64,7 @@ class SimResult:
     summary: dict
     totals: aggregate.Totals
     elapsed: float                        # seconds spent running the seeds (start-up excluded)
+    timeline: list = field(default_factory=list)   # [(seconds, steps done)]: throughput over the run
 
 
 def run_rows_schema():
@@ -211,9 +212,8 @@ def simulate(cfg: SimConfig) -> SimResult:
         "rows_outside_range": totals.foreign_rows,
         "actions": totals.actions,
         "sometimes": sometimes,
-        "timeline": progress.timeline,          # [(seconds, steps done)]: throughput over the run
     }
     with open(os.path.join(cfg.out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2)
         fh.write("\n")
-    return SimResult(summary, totals, elapsed)
+    return SimResult(summary, totals, elapsed, list(progress.timeline))

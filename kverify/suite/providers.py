@@ -262,7 +262,7 @@ def _spark(ctx: Context) -> CheckResult:
         return CheckResult("spark:group", "random", False, f"Spark run could not start: {exc}")
     sm = res.summary
     series, prev = {}, (0.0, 0)
-    for t, steps in sm.get("timeline", []):
+    for t, steps in res.timeline:
         if t > prev[0]:
             series[f"{t:.1f}s"] = round((steps - prev[1]) / (t - prev[0]))
             prev = (t, steps)
