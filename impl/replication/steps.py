@@ -37,19 +37,24 @@ def enabled_steps(c, values=("v",), acks=(-1,), advance_ms: int | None = None, c
             out.append(("restart", b))
     if controller_steps:
         ctrl = c.active_controller()
-        if ctrl is None or not ctrl.active:
-            if c.store.controller_id < 0:
-                for b in alive:
-                    if b in c.store.brokers:
-                        out.append(("elect_controller", b))
-        else:
-            if dict(ctrl.live) != c.store.brokers:
-                out.append(("handle_broker_changes",))
+        out.extend(controller_upkeep(c, ctrl, alive))
+        if ctrl is not None and ctrl.active:
             for tp in sorted(ctrl.assignments):
                 out.append(("elect_preferred", tp[0], tp[1]))
                 if tp in ctrl.reassignments or tp in c.store.reassignments:
                     out.append(("reassignment_step", tp[0], tp[1]))
     return out
+
+
+def controller_upkeep(c, ctrl, alive) -> list:
+    """The controller steps enabled by the cluster's state alone (one definition, used by this module
+    and by replication-world): elect a controller when none is registered, and let the active one
+    process broker registrations it has not seen yet."""
+    if ctrl is None or not ctrl.active:
+        if c.store.controller_id < 0:
+            return [("elect_controller", b) for b in alive if b in c.store.brokers]
+        return []
+    return [("handle_broker_changes",)] if dict(ctrl.live) != c.store.brokers else []
 
 
 def apply(c, step: tuple) -> None:

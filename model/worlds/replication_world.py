@@ -74,6 +74,7 @@ from __future__ import annotations
 from kverify.impl.replication import Cluster, ReplicationConfig
 from kverify.impl.replication import behaviours as B
 from kverify.impl.replication import elections
+from kverify.impl.replication import steps
 from kverify.impl.replication import messages as M
 from kverify.impl.replication.invariant_view import epoch_view, repl_view
 from kverify.impl.replication.replica import FOLLOWER, LEADER, OFFLINE
@@ -361,14 +362,8 @@ class ReplicationWorld(Protocol):
                 out.append(("restart", b))
         # the controller
         ctrl = c.active_controller()
-        if ctrl is None or not ctrl.active:
-            if c.store.controller_id < 0:
-                for b in alive:
-                    if b in c.store.brokers:
-                        out.append(("elect_controller", b))
-        else:
-            if dict(ctrl.live) != c.store.brokers:
-                out.append(("handle_broker_changes",))
+        out.extend(steps.controller_upkeep(c, ctrl, alive))
+        if ctrl is not None and ctrl.active:
             if bud[FAILOVERS] and may_fault:
                 out.append(("expire_controller", ctrl.broker))
             live = ctrl.live_set()
