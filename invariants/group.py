@@ -119,8 +119,10 @@ def check_exclusive_ownership(v: GroupView) -> Optional[str]:
 
     Allows: a paused or fenced process that still *believes* it owns a partition another member now
     owns, as long as the coordinator would refuse its commits (that zombie is harmless to offsets).
-    Forbids: overlapping entries in a stored assignment; two live processes both owning p and both
-    able to commit for it (e.g. a zombie whose stale-generation commit would be accepted).
+    Forbids: overlapping entries in a stored assignment (KAFKA-12984: a sticky assignor that did
+    not cross-check claims gave a partition two members claimed to both); two live processes both
+    owning p and both able to commit for it (e.g. a zombie whose stale-generation commit would be
+    accepted).
     """
     if v.assignment is not None:
         seen = 0
@@ -331,9 +333,11 @@ STATEMENTS = {
     "valid-state-transition": "the group only takes the state transitions of Kafka's table (reloads land in Empty or Stable)",
     "leader-in-members": "the leader is a member, and a group with members has a leader",
 }
+# behaviours shown to break each invariant: by the explorer on the abstract group model, or (behaviours the
+# model does not implement) on the world that does (tests/test_invariants_group.py WORLD_BREAKS)
 BROKEN_BY = {
-    "exclusive-ownership": (),
-    "committed-offset-safety": ("stale-generation-commit", "unclean-election"),
+    "exclusive-ownership": ("kafka-12984-double-claim",),
+    "committed-offset-safety": ("stale-generation-commit", "unclean-election", "no-generation-bump"),
     "generation-monotonicity": ("no-generation-bump", "unclean-election"),
     "valid-state-transition": (),
     "leader-in-members": ("leader-not-reelected",),

@@ -233,14 +233,21 @@ def check_leader_in_isr(v: ReplView):
 
 
 def check_hw_bounds(v: ReplView):
-    """Allows: follower HWs below the leader's. Forbids: a replica whose HW exceeds its own LEO, or
-    the true HW (what any leader ever exposed)."""
+    """Allows: follower HWs below the leader's; a replica's uncommitted tail above its HW.
+    Forbids: a replica whose HW exceeds its own LEO or the true HW (what any leader ever
+    exposed), and a replica whose log below its HW differs from what consumers read there (its HW
+    covers uncommitted records, e.g. a follower that takes the leader's HW before truncating its
+    diverged tail, KAFKA-14704)."""
     t = len(v.committed)
     for i, r in enumerate(v.replicas):
         if r.hw > len(r.log):
             return f"replica {i}'s HW {r.hw} is above its LEO {len(r.log)}"
         if r.hw > t:
             return f"replica {i}'s HW {r.hw} is above the true HW {t}"
+        o = _prefix_mismatch(r.log, v.committed, r.hw)
+        if o is not None:
+            return (f"replica {i}'s HW {r.hw} covers {_fmt_rec(r.log[o])} at offset {o}, "
+                    f"consumers read {_fmt_rec(v.committed[o])} there")
     return None
 
 
@@ -253,7 +260,7 @@ I_LCC = Invariant("i-lcc", "every running ISR/ELR member holds every record belo
                   broken_by=("truncate-to-hw", "expand-without-epoch-start", "hw-ignores-min-isr", "no-broker-epoch-check",
                              "ofle-offset-only", "skip-truncate-same-leader", "unclean-election", "no-fetch-epoch-fencing"))
 I_LM = Invariant("i-lm", "any two replicas agree on every offset below both HWs", check_lm,
-                 broken_by=("ofle-offset-only", "skip-truncate-same-leader"))
+                 broken_by=("ofle-offset-only", "skip-truncate-same-leader", "kafka-14704-hw-before-truncate"))
 I_HWM = Invariant("i-hwm", "no leader exposes, below its HW, a record other than the one consumers read there",
                   check_hwm, broken_by=("unclean-election",))
 I_RQS = Invariant("i-rqs", "a current leader at MinISR waits for every replica the controller may elect",
@@ -263,7 +270,10 @@ I_EPOCH = Invariant("i-epoch", "leader, partition and controller epochs never de
 LOG_EPOCHS = Invariant("log-epochs-ordered", "leader epochs never decrease along a log", check_log_epochs,
                        broken_by=("no-fetch-epoch-fencing",))
 LEADER_IN_ISR = Invariant("leader-in-isr", "a leader is a member of its ISR", check_leader_in_isr)
-HW_BOUNDS = Invariant("hw-bounds", "every HW is at most its replica's LEO and at most the true HW", check_hw_bounds)
+HW_BOUNDS = Invariant("hw-bounds", "every HW is at most its replica's LEO and covers only committed records "
+                      "(its log agrees with what consumers read below it)", check_hw_bounds,
+                      broken_by=("kafka-14704-hw-before-truncate", "ofle-offset-only", "skip-truncate-same-leader",
+                                 "no-fetch-epoch-fencing", "truncate-to-hw", "unclean-election"))
 
 ALL = (I_DUR, I_LC, I_LCC, I_LM, I_HWM, I_RQS, LEADER_IN_ISR, HW_BOUNDS, LOG_EPOCHS, I_EPOCH)
 

@@ -18,6 +18,15 @@ shortest one (step-invariant violations: shortest path to the source state plus 
 
 Fingerprints are Python's 64-bit `hash` of the (canonical) state: within one process they are
 stable; a collision (probability ~n^2/2^65) would only hide a state, as in TLC.
+
+Subsumption (with reductions on, for protocols that offer `Protocol.subsumption`): a state whose
+core (the state without its fault budgets) was already seen with fault budgets at least as large is
+not expanded again. Sound for every property the explorer checks: the larger-budget state can do
+everything the smaller one can into states again larger (the protocol's contract), found no later in
+BFS order, so each violation keeps a trace no longer than without the reduction; step invariants are
+still checked on every transition; and since fault budgets only gate fault actions, the fault-free
+paths the recoverability analysis follows are the same from both (the graph edge goes to the state
+that subsumes). It keeps the index of the state with the fingerprint: 16 bytes a slot instead of 8.
 """
 from __future__ import annotations
 
@@ -104,6 +113,117 @@ class FingerprintSet:
                 while t[i]:
                     i = (i + 1) & mask
                 t[i] = fp
+
+
+class Subsumption:
+    """Seen states by core fingerprint, each with the fault budgets it was explored with (only the
+    maximal ones: a budget vector below another one is redundant). Laid out like `FingerprintSet`:
+    two flat arrays (core fingerprint, and the state's index packed with its budgets when they are at
+    most 3 numbers below 256: ~20-40 bytes a state); a core seen with several incomparable budget
+    vectors (rare) keeps them in a small dict, as does fingerprint 0 (0 marks an empty slot)."""
+
+    __slots__ = ("keys", "vals", "mask", "count", "limit", "more")
+
+    def __init__(self, capacity: int = 1 << 12):
+        size = 1 << max(4, (capacity - 1).bit_length())
+        self.keys = array("q", bytes(8 * size))
+        self.vals = array("q", bytes(8 * size))
+        self.mask = size - 1
+        self.count = 0
+        self.limit = size * 3 // 4
+        self.more: dict = {}        # core fingerprint -> [(index, budgets), ...] (vals holds -1 then)
+
+    def find_or_add(self, key: int, spare: tuple, idx: int) -> int:
+        """Index of a seen state with this core and budgets >= `spare`; else remember `(idx, spare)`
+        and return -1."""
+        key = ((key & 0xFFFFFFFFFFFFFFFF) ^ (1 << 63)) - (1 << 63)
+        if key == 0:
+            return self._find_or_add_zero(spare, idx)
+        keys, mask = self.keys, self.mask
+        i = (key ^ (key >> 31)) & mask
+        while True:
+            k = keys[i]
+            if k == key:
+                break
+            if k == 0:
+                keys[i] = key
+                self._store(i, key, [(idx, spare)])
+                self.count += 1
+                if self.count > self.limit:
+                    self._grow()
+                return -1
+            i = (i + 1) & mask
+        v = self.vals[i]
+        entries = self.more[key] if v < 0 else [_unpack(v)]
+        j = _dominating(entries, spare)
+        if j < 0:
+            self._store(i, key, _kept(entries, spare, idx))
+        return j
+
+    def _find_or_add_zero(self, spare: tuple, idx: int) -> int:
+        entries = self.more.get(0)
+        if entries is None:
+            self.more[0] = [(idx, spare)]
+            self.count += 1
+            return -1
+        j = _dominating(entries, spare)
+        if j < 0:
+            self.more[0] = _kept(entries, spare, idx)
+        return j
+
+    def _store(self, i: int, key: int, entries: list) -> None:
+        packed = _pack(*entries[0]) if len(entries) == 1 else -1
+        self.vals[i] = packed
+        if packed < 0:
+            self.more[key] = entries
+        else:
+            self.more.pop(key, None)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _grow(self) -> None:
+        old_k, old_v = self.keys, self.vals
+        size = (self.mask + 1) * 2
+        self.keys = keys = array("q", bytes(8 * size))
+        self.vals = vals = array("q", bytes(8 * size))
+        self.mask = mask = size - 1
+        self.limit = size * 3 // 4
+        for k, v in zip(old_k, old_v):
+            if k:
+                i = (k ^ (k >> 31)) & mask
+                while keys[i]:
+                    i = (i + 1) & mask
+                keys[i] = k
+                vals[i] = v
+
+
+def _dominating(entries: list, spare: tuple) -> int:
+    """Index of an entry whose budgets are >= `spare` item by item, else -1."""
+    for j, b in entries:
+        if b == spare or all(x >= y for x, y in zip(b, spare)):
+            return j
+    return -1
+
+
+def _kept(entries: list, spare: tuple, idx: int) -> list:
+    """The entries not below `spare`, plus (idx, spare)."""
+    return [(j, b) for j, b in entries if not all(y >= x for x, y in zip(b, spare))] + [(idx, spare)]
+
+
+def _pack(idx: int, spare: tuple) -> int:
+    """idx, len(spare) and up to 3 budgets below 256 in one non-negative int64; -1 if they do not fit."""
+    if len(spare) > 3 or idx >= 1 << 36 or any(not 0 <= x < 256 for x in spare):
+        return -1
+    v = (idx << 26) | (len(spare) << 24)
+    for pos, x in enumerate(spare):
+        v |= x << (16 - 8 * pos)
+    return v
+
+
+def _unpack(v: int) -> tuple:
+    n = (v >> 24) & 3
+    return v >> 26, tuple((v >> (16 - 8 * pos)) & 0xFF for pos in range(n))
 
 
 @dataclass
@@ -227,6 +347,12 @@ class Explorer:
         deadline = t0 + self.max_seconds if self.max_seconds else None
         max_states = self.max_states
         fp_of = p.fingerprint if self.symmetry else hash
+        inits = p.init_states()
+        subsume = (self.symmetry and type(p).subsumption is not Protocol.subsumption and bool(inits)
+                   and p.subsumption(inits[0]) is not None)      # offered for every state or for none
+        split = p.subsumption
+        dom = Subsumption() if subsume else None
+        dom_find = dom.find_or_add if subsume else None
         check_state = p.check_state
         check_step = p.check_step
         has_step = bool(p.step_invariants)
@@ -266,16 +392,22 @@ class Explorer:
         # roots; a BFS level is two parallel sequences (states, their indices): no pair tuples
         frontier, frontier_idx = [], array("i")
         for i, s in enumerate(p.init_states()):
-            fp = fp_of(s)
-            if fp in seen:
-                continue
             idx = len(parent)
+            if subsume:
+                core, spare = split(s)
+                if dom_find(hash(core), spare, idx) >= 0:
+                    continue
+            else:
+                fp = fp_of(s)
+                if fp in seen:
+                    continue
             parent.append(-1)
             via.append(i)
             if graph:
-                index_of[fp] = idx
+                if not subsume:
+                    index_of[fp] = idx
                 good.append(1 if quiescent(s) else 0)
-            else:
+            elif not subsume:
                 seen_add(fp)
             v = check_state(s, 0)
             if v is not None:
@@ -329,26 +461,32 @@ class Explorer:
                             if v.invariant not in found:
                                 record(idx, v, a)
                             continue
-                    fp = fp_of(t)
-                    if graph:
+                    if subsume:
+                        core, spare = split(t)
+                        j = dom_find(hash(core), spare, len(parent))
+                        new = j < 0
+                        if new:
+                            j = len(parent)
+                    elif graph:
+                        fp = fp_of(t)
                         j = index_of.get(fp)
-                        if j is None:
+                        new = j is None
+                        if new:
                             j = len(parent)
                             index_of[fp] = j
+                    else:
+                        if not seen_add(fp_of(t)):
+                            continue
+                        j = len(parent)
+                        new = True
+                    if graph:
+                        if new:
                             good.append(1 if quiescent(t) else 0)
-                            new = True
-                        else:
-                            new = False
                         edge_src.append(idx)
                         edge_dst.append(j)
                         edge_fault.append(1 if is_fault(a) else 0)
                         if labels is not None:
                             labels.append(action_label(a))
-                    else:
-                        if not seen_add(fp):
-                            continue
-                        j = len(parent)
-                        new = True
                     if not new:
                         continue
                     parent.append(idx)
@@ -372,10 +510,11 @@ class Explorer:
                     break
             if graph and len(parent) > self.graph_limit:
                 graph = False
-                seen = FingerprintSet(2 * len(index_of))
-                seen_add = seen.add
-                for fp in index_of:
-                    seen_add(fp)
+                if not subsume:
+                    seen = FingerprintSet(2 * len(index_of))
+                    seen_add = seen.add
+                    for fp in index_of:
+                        seen_add(fp)
                 index_of = None
                 self.index_of = None
                 del edge_src[:], edge_dst[:], edge_fault[:], good[:]
@@ -409,22 +548,36 @@ class Explorer:
 
     def _analyse(self, rep: GraphReport, record) -> None:
         """Recoverability: from every reachable state, a quiescent good state is reachable using
-        non-fault transitions only. Uses networkx: ancestors of a virtual sink linked from every
-        good state, in the graph without fault edges."""
-        import networkx as nx
-
+        non-fault transitions only: a backward search from every good state along the non-fault
+        edges (their reverse adjacency in two flat arrays), every state it misses is stuck."""
         n = len(self.parent)
+        src, dst, fault, good = self.edge_src, self.edge_dst, self.edge_fault, self.good
         rep.nodes = n
-        rep.edges = len(self.edge_src)
-        rep.fault_edges = sum(self.edge_fault)
-        rep.good_states = sum(self.good)
-        g = nx.DiGraph()
-        g.add_nodes_from(range(n))
-        g.add_edges_from((s, d) for s, d, f in zip(self.edge_src, self.edge_dst, self.edge_fault) if not f)
-        sink = -1
-        g.add_edges_from((i, sink) for i in range(n) if self.good[i])
-        ok = nx.ancestors(g, sink) if rep.good_states else set()
-        bad = [i for i in range(n) if i not in ok]
+        rep.edges = len(src)
+        rep.fault_edges = sum(fault)
+        rep.good_states = sum(good)
+        start = array("i", bytes(4 * (n + 1)))          # predecessors of d: preds[start[d]:start[d + 1]]
+        for d, f in zip(dst, fault):
+            if not f:
+                start[d + 1] += 1
+        for i in range(n):
+            start[i + 1] += start[i]
+        fill = array("i", start[:n])
+        preds = array("i", bytes(4 * start[n]))
+        for a, d, f in zip(src, dst, fault):
+            if not f:
+                preds[fill[d]] = a
+                fill[d] += 1
+        ok = bytearray(good)
+        stack = [i for i in range(n) if good[i]]
+        while stack:
+            d = stack.pop()
+            for k in range(start[d], start[d + 1]):
+                a = preds[k]
+                if not ok[a]:
+                    ok[a] = 1
+                    stack.append(a)
+        bad = [i for i in range(n) if not ok[i]]
         rep.unrecoverable = len(bad)
         rep.analysed = True
         if bad:

@@ -67,7 +67,7 @@ from kverify.invariants.group import (COMPLETING, EMPTY, PREPARING, STABLE, STAT
 from kverify.model.protocol import Protocol
 
 PARAMS = {
-    "members": (2, "consumer processes (interchangeable: symmetry-reduced)"),
+    "members": (2, "consumer processes (slots m0..; not symmetry-reduced: assignment and leader follow slot order)"),
     "partitions": (2, "partitions of the subscribed topic"),
     "events": (3, "budget of environment events: process starts and graceful leaves"),
     "faults": (1, "budget of faults: crash, pause, stall, coordinator failover"),
@@ -144,7 +144,6 @@ class GroupModel(Protocol):
         self.no_barrier = "kafka-12890-no-sync-barrier" in self.behaviours
         self.unclean = "unclean-election" in self.behaviours and self.failover
         self.all_parts = (1 << self.p) - 1
-        self._identity = list(range(self.n))
         self._intern = {}              # state parts already seen (shared between frontier states)
         self._cv_cache = {}            # (id(coord), id(clients)) -> client views (parts are interned)
         self._view_cache = {}          # id(state) -> (state, view): the invariants share one view
@@ -530,58 +529,16 @@ class GroupModel(Protocol):
 
     # --- symmetry ------------------------------------------------------------------------------
     def canonical(self, s):
-        n = self.n
-        if n == 1:
-            return s
-        coord, clients, offsets, persisted, budget, delivered, prev = s
-        cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch = coord
-        pgen, pmem, plead, passign = persisted
-        # Members are ordered by a permutation-invariant signature. A cheap one (client record and
-        # coordinator-side flags) decides almost always; only when two members tie on it is the
-        # full signature (every place a slot is referenced) used. Both choices depend on the orbit
-        # only, so every permutation of a state gets the same representative.
-        cheap = [(clients[i], (members >> i) & 1, (pending >> i) & 1, leader == i) for i in range(n)]
-        if len(set(cheap)) == n:
-            sig = cheap
-        else:
-            sig = []
-            for i in range(n):
-                sig.append((clients[i], (members >> i) & 1, (awaiting >> i) & 1, (syncwait >> i) & 1,
-                            (pending >> i) & 1, leader == i, assign[i] if assign else -1,
-                            (pmem >> i) & 1, plead == i, passign[i] if passign else -1,
-                            tuple(d[1][i] for d in delivered),
-                            (prev[0][2] == i, (prev[0][1] >> i) & 1, prev[0][3][i] if prev[0][3] else -1)
-                            if prev else None))
-        order = sorted(range(n), key=sig.__getitem__)
-        if order == self._identity:
-            return s
-        inv = [0] * n
-        for k, old in enumerate(order):
-            inv[old] = k
-
-        def mask(x):
-            out = 0
-            for old in range(n):
-                if (x >> old) & 1:
-                    out |= 1 << inv[old]
-            return out
-
-        def perm(t):
-            return tuple(t[old] for old in order) if t is not None else None
-
-        def lead(x):
-            return inv[x] if x >= 0 else x
-
-        coord = (cstate, gen, lead(leader), mask(members), mask(awaiting), mask(syncwait), mask(pending), perm(assign), epoch)
-        persisted = (pgen, mask(pmem), lead(plead), perm(passign))
-        delivered = tuple((g, perm(a)) for g, a in delivered)
-        if prev is not None:
-            (qg, qm, ql, qa), qo = prev
-            prev = ((qg, mask(qm), lead(ql), perm(qa)), qo)
-        return (coord, perm(clients), offsets, persisted, budget, delivered, prev)
+        """No symmetry reduction: member slots are NOT interchangeable here. The assignment gives
+        partitions by slot order (`_assign`) and a new leader is the lowest member slot, so swapping
+        two slots can turn a reachable state's future into another one's. An earlier reduction that
+        sorted slots by signature hid real violations (no-generation-bump's committed-offset-safety
+        trace: 2 members, 1 partition, 213 reduced states without it, 414 unreduced states with it;
+        tests/test_group_model.py keeps that case)."""
+        return s
 
     def fingerprint(self, s) -> int:
-        return hash(self.canonical(s))
+        return hash(s)
 
     # --- views for the invariants --------------------------------------------------------------
     def view(self, s) -> GroupView:

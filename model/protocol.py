@@ -57,6 +57,16 @@ class Protocol(ABC):
         """Cheap 64-bit-ish fingerprint of the canonical state."""
         return hash(self.canonical(state))
 
+    def subsumption(self, state):
+        """None (default), or `(core, spare)`: the state without its fault budgets (hashable, already
+        canonical) and those budgets (a tuple of ints). A protocol offers it only if, for two states
+        with equal cores, the one with budgets >= the other's (item by item) can do every action the
+        other can, into successors again equal in core with budgets >= (spare budgets only ever gate
+        `is_fault` actions, which only ever decrease them), and if invariants, `sometimes`,
+        `is_quiescent_good` and `allows_terminal` do not read them. The explorer then skips a state
+        whose core it has seen with budgets >= its own (model/explore.py `Subsumption`)."""
+        return None
+
     def abstract(self, state) -> Hashable:
         """A smaller state (coverage counting, refinement). Identity by default."""
         return state

@@ -16,25 +16,53 @@ The abstraction (world -> model), per part of the model state:
   coordinator first holds its incarnation as a member; then it is joining / waiting for sync while
   parked there, else what the coordinator last answered it (group-world's `answers` ghost:
   JoinGroup answered -> syncing, SyncGroup answered -> stable with that assignment, an error ->
-  idle). Paused processes are the model's paused flag;
+  idle; a heartbeat error to a process waiting for its SyncGroup answer -> idle; a failed JoinGroup
+  of a stable process leaves it stable: the model's rejoin is the JoinGroup that succeeds);
+* the paused flag: a paused process, and a running one that waits (a request of it in flight, an
+  answer it waits for in flight or lost; a JoinGroup/SyncGroup parked at the coordinator does not
+  count): until the message arrives, or its timer gives up on a lost one, the process is to the
+  coordinator as unresponsive as a paused one. That is how timers firing while messages are in
+  flight, and lost messages, map onto the model, whose rebalance timers fire only while some awaited
+  member is unresponsive;
 * commits in flight: the process's OffsetCommit not yet handled (the model's commit / commit_arrives);
 * offsets: the number of acknowledged commits per partition (the model's offsets are counters);
 * persisted: the last group record appended to __consumer_offsets; delivered: the assignments
   answered to SyncGroup, pruned as the model prunes them.
 One world step maps to one model step, except a time jump (`tick`/`settle`), which fires every coordinator
 task due on the way and may map to up to MAX_TICK_STEPS model steps (e.g. two sessions expiring).
+Besides, a world step may take process-local model steps (`_free_steps`, each at most once): resume
+and/or pause of processes whose flag is paused before/after (a waiting process acts when its message
+arrives), and the `sync` of a syncing process that moves on (one that gave up a lost SyncGroup gets the
+error answer the model's SyncGroup would give it).
 Exploration bounds are not protocol: both sides' budgets are normalised away, the model's
 `max_generation` is lifted, and assignment entries of slots that are not members are ignored.
 
 What the model abstracts, hence the world configuration refinement is checked for (`REQUIRED`):
 at most 2 members (with 3, a departing leader's successor is the first member in join order in the
-coordinator but the lowest slot in the model), dynamic members with the eager protocol (range
-assignor; equal to the model's "p mod k" for up to 2 partitions), no message loss (a lost response
-would un-receive an answer), group-world's `synchronous` mode (timers fire only when no running
-member's message is in flight, as the model fires rebalance timers only for unresponsive members;
-no MEMBER_ID_REQUIRED interleaving; a crash loses undelivered requests; pauses and leaves only
-when settled) and no coordinator failover (group-world has none). A world leave maps to the
-model's crash followed by expire (the LeaveGroup arriving), never to the model's atomic leave.
+coordinator but the lowest slot in the model), the eager protocol (range assignor; equal to the
+model's "p mod k" for up to 2 partitions), FIFO connections (with reordering, an OffsetCommit answered
+ILLEGAL_GENERATION after the member's next JoinGroup resets the member, the model's late commit answer
+is ignored), and group-world's `synchronous` mode (see its PARAMS), which keeps:
+- only stragglers may be lost or stay in flight while timers fire: JoinGroup, SyncGroup and LeaveGroup
+  messages, but not a JoinGroup without member id (arriving after its member gave up on it, it leaves
+  a pending member behind, see MEMBER_ID_REQUIRED below), nor a SyncGroup answer carrying an assignment (the model hands it over atomically; a
+  member that never gets it rejoins unprompted after its request timeout, which the model's stable
+  members never do); no OffsetCommit request (the model has no step that drops a commit in flight
+  while its process lives on); no heartbeat, fetch or commit answer (a member waiting in vain for one
+  disconnects when its timer gives up, abandoning a SyncGroup parked at the coordinator, and its
+  rejoin carries new metadata (its generation), which rebalances a CompletingRebalance group; the
+  model's member rejoining there gets the current generation back);
+- no MEMBER_ID_REQUIRED interleaving, nor a pause or crash during that round trip (a pending member
+  blocks the join phase; the model has no pending members);
+- no leave while the coordinator holds the process's JoinGroup/SyncGroup parked (the model removes
+  a parked member only through a rebalance, and its session expiry skips parked members);
+- a crash, leave or restart loses the process's requests not yet delivered (the model's crash drops
+  the commit in flight);
+- static members (group.instance.id) with no losses and no stragglers at all (a static member that
+  misses the join window stays in the group, Kafka's onCompleteJoin removes only dynamic members; the
+  model drops it), restarting only after the coordinator removed the old member.
+No coordinator failover (group-world has none). A world leave maps to the model's crash followed by
+expire (the LeaveGroup arriving), never to the model's atomic leave.
 """
 from __future__ import annotations
 
@@ -50,13 +78,16 @@ from kverify.model.protocol import action_label
 
 BIG = 1 << 20
 MAX_TICK_STEPS = 3      # one time jump may fire several coordinator tasks: up to this many model steps
-REQUIRED = {"protocol": "eager", "static": False, "losses": 0, "synchronous": True}
+REQUIRED = {"protocol": "eager", "synchronous": True, "fifo": True}
 MAX_PARTITIONS = 2
 MAX_MEMBERS = 2     # with 3+, a departing leader's successor differs: the coordinator takes the first
-                    # member in join order, the model the lowest slot (Kafka leaves it unspecified)
+                    # member in join order, the model the lowest slot (Kafka: GroupMetadata.remove takes
+                    # members.keys.headOption of a mutable.HashMap keyed by random member ids: arbitrary)
 # budgets `kverify refine` uses unless --param overrides them: richer than the explorer's defaults,
-# since walks are cheap and longer walks exercise more rebalances
-WALK_DEFAULTS = {"events": 4, "faults": 2, "ticks": 6, "commits": 3, "max_generation": 6, "partitions": 2}
+# since walks are cheap and longer walks exercise more rebalances; request timeouts are tick targets,
+# else a process waiting on a lost message may wait forever (the walk ends there)
+WALK_DEFAULTS = {"events": 4, "faults": 2, "ticks": 6, "commits": 3, "max_generation": 6, "partitions": 2,
+                 "losses": 2, "request_timeouts": True}
 
 
 class RefinementError(ValueError):
@@ -67,7 +98,8 @@ def refinable(world) -> bool:
     """Whether a group-world configuration is inside what the abstract model describes."""
     p = world.params
     return (all(_coerce(p.get(k), v) == v for k, v in REQUIRED.items())
-            and int(p.get("partitions", 1)) <= MAX_PARTITIONS and int(p.get("members", 2)) <= MAX_MEMBERS)
+            and int(p.get("partitions", 1)) <= MAX_PARTITIONS and int(p.get("members", 2)) <= MAX_MEMBERS
+            and not _static_with_losses(p))
 
 
 def refinement_params(world_params: dict, defaults: Optional[dict] = None) -> dict:
@@ -83,7 +115,18 @@ def refinement_params(world_params: dict, defaults: Optional[dict] = None) -> di
         raise RefinementError(f"refinement needs partitions <= {MAX_PARTITIONS} (range = the model's assignor only there)")
     if int(out.get("members", 2)) > MAX_MEMBERS:
         raise RefinementError(f"refinement needs members <= {MAX_MEMBERS} (leader succession differs beyond)")
+    if _static_with_losses(out):
+        if "losses" in (world_params or {}):
+            raise RefinementError("refinement with static members needs losses=0 (a static member that misses "
+                                  "the join window stays in the group; the model drops it)")
+        out["losses"] = 0
     return out
+
+
+def _static_with_losses(p) -> bool:
+    """Static members with a loss budget: synchronous mode loses nothing then (see group-world's
+    `_straggles`), so refinement asks for losses=0 rather than silently ignoring the budget."""
+    return _coerce(p.get("static", False), True) is True and int(p.get("losses", 0)) > 0
 
 
 def _coerce(raw, like):
@@ -177,7 +220,7 @@ class GroupRefinement:
         ans = s.answers[m]
         if not s.started[m] or not mem.alive or ans is None:
             return (G.DOWN, -1, 0, G.RUN, -1)
-        flag = G.PAUSED if s.paused[m] else G.RUN
+        flag = G.PAUSED if s.paused[m] or self._waiting(s, m) else G.RUN
         kind, gen, owned, acted = ans
         bit = 1 << m
         if coord[4] & bit:
@@ -189,6 +232,19 @@ class GroupRefinement:
         if kind == "sync":
             return (G.CSTABLE, gen, owned, flag, acted)
         return (G.IDLE, gen, 0, flag, acted)
+
+    def _waiting(self, s, m) -> bool:
+        """The running process waits for an answer (its request or the answer is in flight, or was
+        lost) or has a request in flight: until it arrives (or its timer gives up on a lost one) the
+        process is, to the coordinator, as unresponsive as a paused one (the model's paused flag). A
+        JoinGroup or SyncGroup parked at the coordinator does not count: there the model knows it."""
+        mem = s.members[m]
+        if s.net.requests[m]:
+            return True
+        if not mem.inflight:
+            return False
+        parked = mem.join_cid if self.world._parked(s.group(self.world.group_id), mem) else None
+        return any(cid != parked for cid in mem.inflight)
 
     # --- the check ----------------------------------------------------------------------------------
     def successors(self, a_prev) -> dict:
@@ -217,20 +273,30 @@ class GroupRefinement:
                 f"model steps: {', '.join(action_label(x) for x in succ.values()) or 'none'}")
 
     def _path(self, ap, b, depth: int):
-        """Model actions leading from abstract state `ap` to normalised `b` in at most `depth` steps."""
-        frontier = [(ap, ())]
-        seen = {_norm(ap)}
-        for _ in range(depth):
+        """Model actions leading from abstract state `ap` to normalised `b`: at most `depth` of them,
+        plus `_free_steps` (each at most once)."""
+        free = _free_steps(ap, b)
+        frontier = [(ap, (), free, 0)]
+        seen = {(_norm(ap), free)}
+        model = self.model
+        while frontier:
             nxt = []
-            for st, path in frontier:
-                for act in self.model.actions(st):
-                    t = self.model.step(st, act)
+            for st, path, left, used in frontier:
+                for act in model.actions(st):
+                    key = act[:2]
+                    if key in left:
+                        rest, cost = left - {key}, used
+                    elif act[0] in _FLAG_ACTIONS or used >= depth:
+                        continue
+                    else:
+                        rest, cost = left, used + 1
+                    t = model.step(st, act)
                     nt = _norm(t)
                     if nt == b:
                         return path + (act,)
-                    if nt not in seen:
-                        seen.add(nt)
-                        nxt.append((t, path + (act,)))
+                    if (nt, rest) not in seen:
+                        seen.add((nt, rest))
+                        nxt.append((t, path + (act,), rest, cost))
             frontier = nxt
         return None
 
@@ -252,6 +318,23 @@ class GroupRefinement:
                 f"pending={pending:b} asg={asg} | {cs} | offsets={offsets} persisted={persisted} delivered={delivered}]")
 
 
+_FLAG_ACTIONS = frozenset({"pause", "resume"})
+
+
+def _free_steps(ap, b) -> frozenset:
+    """Process-local model steps a world step may take besides its own (each at most once): the
+    pause or resume of a process whose flag differs (a process waiting on a lost message is
+    paused, and may act in the same world step), and the `sync` of a `syncing` process that moves on
+    (a process that gave up its lost SyncGroup gets the error answer the model's SyncGroup gives)."""
+    out = set()
+    for m, (x, y) in enumerate(zip(ap[1], b[1])):
+        if x[3] == G.PAUSED:
+            out.add(("resume", m))
+        if y[3] == G.PAUSED:
+            out.add(("pause", m))
+        if x[0] == G.SYNCING and y[:3] != x[:3]:
+            out.add(("sync", m))
+    return frozenset(out)
 _STATE = {"Empty": G.EMPTY, "PreparingRebalance": G.PREPARING, "CompletingRebalance": G.COMPLETING,
           "Stable": G.STABLE, "Dead": 4}
 
@@ -309,9 +392,10 @@ def refinement_invariant(refinement: GroupRefinement) -> Invariant:
 
 
 def run(world, steps: int, seed: int, *, walk_length: int = 200, stats: bool = True,
-        refinement: Optional[GroupRefinement] = None) -> RefineResult:
+        refinement: Optional[GroupRefinement] = None, observe=None) -> RefineResult:
     """Random walks of at most `walk_length` steps (walk i uses seed `seed + i`, chooses uniformly among
-    enabled actions like model/walk.py) until `steps` world steps in total; stop at the first mismatch."""
+    enabled actions like model/walk.py) until `steps` world steps in total; stop at the first mismatch.
+    `observe(prev, action, next, model_actions)` is called for every step that refines."""
     ref = refinement or GroupRefinement(world)
     res = RefineResult(seed=seed)
     t0 = time.monotonic()
@@ -337,6 +421,8 @@ def run(world, steps: int, seed: int, *, walk_length: int = 200, stats: bool = T
                 res.walk_seed = wseed
                 res.seconds = time.monotonic() - t0
                 return res
+            if observe is not None:
+                observe(state, a, nxt, ref.last_path)
             if stats:
                 path = ref.last_path
                 if not path:

@@ -39,7 +39,9 @@ that do not touch the ISR do not bump the partition epoch.
 Switches (behaviours) that live here: truncate-to-hw, ofle-offset-only, skip-truncate-same-leader,
 no-fetch-epoch-fencing, expand-without-epoch-start, no-maximal-isr, no-broker-epoch-check (an
 AlterPartition proposed before a follower's restart still adds it), unclean-election,
-isr-shrinks-to-leader-min-isr-1 (MinISR becomes 1), hw-ignores-min-isr, stale-controller-accepted.
+isr-shrinks-to-leader-min-isr-1 (MinISR becomes 1), hw-ignores-min-isr, stale-controller-accepted,
+kafka-14704-hw-before-truncate (a follower that must truncate may first take the leader's HW, action
+`fetch_hw`: the HW the diverging fetch response carries, applied before the truncation).
 Behaviours that live only in impl/replication, and why: preferred-election-outside-isr and
 reassignment-drops-old-replicas-early need an ordered replica list, preferred elections and
 reassignment, which this model abstracts away (an election picks any eligible replica, the replica
@@ -56,7 +58,7 @@ from kverify.model.protocol import Protocol
 SUPPORTS = frozenset({
     B.TRUNCATE_TO_HW, B.OFLE_OFFSET_ONLY, B.SKIP_TRUNCATE_SAME_LEADER, B.NO_FETCH_EPOCH_FENCING,
     B.EXPAND_WITHOUT_EPOCH_START, B.NO_MAXIMAL_ISR, B.NO_BROKER_EPOCH_CHECK, B.UNCLEAN_ELECTION,
-    B.ISR_SHRINKS_TO_LEADER, B.HW_IGNORES_MIN_ISR, B.STALE_CONTROLLER_ACCEPTED,
+    B.ISR_SHRINKS_TO_LEADER, B.HW_IGNORES_MIN_ISR, B.STALE_CONTROLLER_ACCEPTED, B.HW_BEFORE_TRUNCATE,
 })
 
 # Bounds under which the explorer reaches each behaviour's shortest counterexample in seconds (the bug
@@ -77,13 +79,15 @@ HUNT_PARAMS = {
     B.NO_FETCH_EPOCH_FENCING: (_TWO_RECORDS, "explore"),
     B.STALE_CONTROLLER_ACCEPTED: ({"records": 1, "epochs": 2, "ctrl_failovers": 1, "alters": 2, "crashes": 0,
                                    "lossy": 0}, "explore"),
+    B.HW_BEFORE_TRUNCATE: ({"records": 2, "epochs": 1, "alters": 1, "crashes": 0, "lossy": 0}, "explore"),
 }
 
 # Names of a state's top-level fields, in order, and every action name `actions()` can yield
 # (the TLA+ cross-check of specs/Replication.tla reads them).
 STATE_FIELDS = ("reps", "ctrl", "reqs", "zombie", "hist")
 ACTION_NAMES = frozenset({"restart", "apply", "write", "inc_hw", "alter_resp", "ctrl_alter", "shrink", "expand",
-                          "truncate", "fetch", "crash", "elect", "elect_unclean", "ctrl_failover", "zombie_elect"})
+                          "truncate", "fetch", "fetch_hw", "crash", "elect", "elect_unclean", "ctrl_failover",
+                          "zombie_elect"})
 
 PARAMS = {
     "replicas": (3, "number of replicas (2-3)"),
@@ -225,6 +229,7 @@ class ReplicationModel(Protocol):
         self.b_unclean = B.UNCLEAN_ELECTION in b
         self.b_hw_ignores = B.HW_IGNORES_MIN_ISR in b
         self.b_stale_ctrl = B.STALE_CONTROLLER_ACCEPTED in b
+        self.b_hw_before_truncate = B.HW_BEFORE_TRUNCATE in b
         self.min_isr = min(int(params["min_isr"]), n)
         if B.ISR_SHRINKS_TO_LEADER in b:
             self.min_isr = 1
@@ -350,11 +355,13 @@ class ReplicationModel(Protocol):
                         cut, done = self._truncation(reps, r)
                         if done or cut < len(rep[LOG]):
                             out.append(("truncate", r))
+                        if self.b_hw_before_truncate and fetched_hw(reps[rep[LDR]], len(rep[LOG])) != rep[HW]:
+                            out.append(("fetch_hw", r))
                 elif self._fetch_ok(reps, r):
                     lr = reps[rep[LDR]]
                     flen = len(rep[LOG])
                     newlen = flen + 1 if flen < len(lr[LOG]) else flen
-                    if newlen != flen or min(lr[HW], newlen) != rep[HW]:
+                    if newlen != flen or fetched_hw(lr, newlen) != rep[HW]:
                         out.append(("fetch", r))
             if hist[H_CRASHES] < self.max_crashes and (not (qisr >> r & 1) or qep < self.max_epoch):
                 out.append(("crash", r))
@@ -475,8 +482,14 @@ class ReplicationModel(Protocol):
         log = rep[LOG]
         if len(log) < len(lr[LOG]):
             log = log + (lr[LOG][len(log)],)
-        hw = min(lr[HW], len(log))
-        nrep = rep[:LOG] + (log, hw) + rep[HW + 1:]
+        nrep = rep[:LOG] + (log, fetched_hw(lr, len(log))) + rep[HW + 1:]
+        return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
+
+    def _do_fetch_hw(self, reps, ctrl, reqs, zombie, hist, r):
+        """KAFKA-14704: the diverging fetch response is processed as data first (no records, but
+        the leader's HW is applied) and only then does the follower truncate."""
+        rep = reps[r]
+        nrep = rep[:HW] + (fetched_hw(reps[rep[LDR]], len(rep[LOG])),) + rep[HW + 1:]
         return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
 
     def _become(self, rep, r, ldr, ep, isr, pep, cep):
@@ -753,6 +766,12 @@ class ReplicationModel(Protocol):
 
     def fingerprint(self, s) -> int:
         return hash(self.canonical(s))
+
+
+def fetched_hw(lrep, leo: int) -> int:
+    """The HW a follower whose LEO is `leo` takes from a fetch response of leader `lrep`: the
+    leader's HW, capped at that LEO (Kafka's follower `updateHighWatermark`)."""
+    return min(lrep[HW], leo)
 
 
 def _put(reps, r, rep):

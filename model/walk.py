@@ -7,6 +7,7 @@ one machine from its seed alone.
 """
 from __future__ import annotations
 
+import gc
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,34 +29,78 @@ class WalkResult:
     trace: Optional[list] = None                 # the actions, when asked for
 
 
+class WalkMemo:
+    """What the walks of one run already computed about a protocol's states: per distinct state its
+    enabled actions and invariant verdict, per action taken from it the successor (the first equal
+    state met) and the step invariants' verdict. Only for protocols whose equal states behave
+    identically (`memo_safe = True`: the same actions, equal successors, the same verdicts), so a
+    walk gives the same trace and the same verdicts with or without it; every state is still checked
+    the first time any walk reaches it. Bounded: past `limit` states it starts again empty."""
+
+    __slots__ = ("nodes", "limit", "hits", "misses", "checks")
+
+    def __init__(self, limit: int = 10_000):
+        self.nodes: dict = {}
+        self.limit = limit
+        self.hits = 0
+        self.misses = 0
+        self.checks = None      # the invariants the verdicts were computed with
+
+    def bind(self, protocol: Protocol) -> None:
+        """Start again if the protocol's invariants are not those the verdicts were computed with."""
+        checks = (protocol.state_invariants, protocol.step_invariants)
+        if self.checks is None or self.checks[0] is not checks[0] or self.checks[1] is not checks[1]:
+            self.clear()
+            self.checks = checks
+
+    def enter(self, protocol: Protocol, state) -> list:
+        """The node of `state` ([state, actions or None, {action index: (node, step verdict)},
+        state verdict]), checking the state invariants when it is new."""
+        node = self.nodes.get(state)
+        if node is None:
+            if len(self.nodes) >= self.limit:
+                self.clear()
+            v = protocol.check_state(state, 0)
+            node = self.nodes[state] = [state, None, {}, None if v is None else (v.invariant, v.message)]
+        return node
+
+    def clear(self) -> None:
+        if not self.nodes:
+            return
+        for node in self.nodes.values():
+            node[2].clear()       # edges hold other nodes: drop them so the states can go
+        self.nodes = {}
+        gc.collect()              # states may hold cycles, and walks pause the collector
+
+
+def memo_for(protocol: Protocol) -> Optional[WalkMemo]:
+    """The memo the walks of `protocol` share (kept on the protocol object), if it is memo-safe."""
+    if not getattr(protocol, "memo_safe", False):
+        return None
+    memo = protocol.__dict__.get("_walk_memo")
+    if memo is None:
+        memo = protocol.__dict__["_walk_memo"] = WalkMemo()
+    return memo
+
+
 def walk(protocol: Protocol, seed: int, steps: int, *, record_trace: bool = False,
          coverage: bool = False, track_sometimes: bool = True,
-         fingerprint_cache: Optional[dict] = None) -> WalkResult:
+         fingerprint_cache: Optional[dict] = None, memo=None) -> WalkResult:
     """One seeded walk. `fingerprint_cache` (abstract state -> stable fingerprint), shared by the
     caller across many walks, turns the coverage fingerprint of a repeated abstract state into a
-    dict lookup."""
+    dict lookup. `memo`: a `WalkMemo` to use, None for the protocol's own when it is memo-safe,
+    False for none; the trace and the verdicts are the same either way."""
+    if memo is None:
+        memo = memo_for(protocol)
+    if memo:
+        return _walk_memo(protocol, seed, steps, memo, record_trace, coverage, track_sometimes, fingerprint_cache)
     rng = random.Random(seed)
     inits = protocol.init_states()
     state = inits[rng.randrange(len(inits))] if len(inits) > 1 else inits[0]
     res = WalkResult(seed=seed, steps=0, trace=[] if record_trace else None)
-    pending = list(protocol.sometimes()) if track_sometimes else []
-    abstract = protocol.abstract
     check_state = protocol.check_state
     has_step_invs = bool(protocol.step_invariants)
-
-    cache = fingerprint_cache if fingerprint_cache is not None else {}
-
-    def note(s):
-        if coverage:
-            key = abstract(s)
-            fp = cache.get(key)
-            if fp is None:
-                fp = cache[key] = stable_fingerprint(key)
-            res.abstract_fingerprints.add(fp)
-        if pending:
-            for prop in [p for p in pending if p.predicate(s)]:
-                res.reached.add(prop.name)
-                pending.remove(prop)
+    note = _noter(protocol, res, coverage, track_sometimes, fingerprint_cache)
 
     v = check_state(state, 0)
     note(state)
@@ -114,3 +159,95 @@ def initial_index(protocol: Protocol, seed: int) -> int:
     """The initial state `walk(protocol, seed, ...)` starts from."""
     n = len(protocol.init_states())
     return random.Random(seed).randrange(n) if n > 1 else 0
+
+
+def _noter(protocol: Protocol, res: WalkResult, coverage: bool, track_sometimes: bool, fingerprint_cache):
+    """The per-state bookkeeping of a walk: coverage fingerprints and `sometimes` properties reached."""
+    pending = list(protocol.sometimes()) if track_sometimes else []
+    abstract = protocol.abstract
+    cache = fingerprint_cache if fingerprint_cache is not None else {}
+
+    def note(s):
+        if coverage:
+            key = abstract(s)
+            fp = cache.get(key)
+            if fp is None:
+                fp = cache[key] = stable_fingerprint(key)
+            res.abstract_fingerprints.add(fp)
+        if pending:
+            for prop in [p for p in pending if p.predicate(s)]:
+                res.reached.add(prop.name)
+                pending.remove(prop)
+    return note
+
+
+def _violation(verdict, step_index: int) -> Optional[Violation]:
+    return None if verdict is None else Violation(verdict[0], verdict[1], step_index)
+
+
+def _walk_memo(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, track_sometimes,
+               fingerprint_cache) -> WalkResult:
+    """`walk` over a memo: the same draws from the same generator, in the same states. The cyclic
+    garbage collector pauses meanwhile: the memo keeps many objects alive, which it would otherwise
+    traverse again and again (reference counting still frees what a step drops)."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _memo_steps(protocol, seed, steps, memo, record_trace, coverage, track_sometimes, fingerprint_cache)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _memo_steps(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, track_sometimes,
+                fingerprint_cache) -> WalkResult:
+    memo.bind(protocol)
+    rng = random.Random(seed)
+    inits = protocol.init_states()
+    state = inits[rng.randrange(len(inits))] if len(inits) > 1 else inits[0]
+    res = WalkResult(seed=seed, steps=0, trace=[] if record_trace else None)
+    has_step_invs = bool(protocol.step_invariants)
+    note = _noter(protocol, res, coverage, track_sometimes, fingerprint_cache)
+    counts = res.actions
+    trace = res.trace
+
+    node = memo.enter(protocol, state)
+    note(node[0])
+    if node[3] is not None:
+        res.violation = _violation(node[3], 0)
+        return res
+    hits = 0
+    for i in range(1, steps + 1):
+        acts = node[1]
+        if acts is None:
+            acts = node[1] = tuple(protocol.actions(node[0]))
+        if not acts:
+            res.deadlock = not protocol.allows_terminal(node[0])
+            break
+        k = rng.randrange(len(acts))
+        a = acts[k]
+        edge = node[2].get(k)
+        if edge is None:
+            nxt = protocol.step(node[0], a)
+            sv = protocol.check_step(node[0], a, nxt, i) if has_step_invs else None
+            child = memo.enter(protocol, nxt) if sv is None else [nxt, None, {}, None]
+            edge = (child, None if sv is None else (sv.invariant, sv.message))
+            node[2][k] = edge
+        else:
+            hits += 1
+        res.steps = i
+        counts[a[0]] += 1
+        if record_trace:
+            trace.append(a)
+        if edge[1] is not None:
+            res.violation = _violation(edge[1], i)
+            break
+        node = edge[0]
+        note(node[0])
+        if node[3] is not None:
+            res.violation = _violation(node[3], i)
+            break
+    memo.hits += hits
+    memo.misses += res.steps - hits
+    return res

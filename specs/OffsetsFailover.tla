@@ -33,7 +33,7 @@ CONSTANTS
     \* historical behaviours (BOOLEAN)
     TruncateToHw, OfleOffsetOnly, SkipTruncateSameLeader, NoFetchEpochFencing,
     ExpandWithoutEpochStart, NoMaximalIsr, NoBrokerEpochCheck, UncleanElection,
-    IsrShrinksToLeaderMinIsr1, HwIgnoresMinIsr, StaleControllerAccepted
+    IsrShrinksToLeaderMinIsr1, HwIgnoresMinIsr, StaleControllerAccepted, Kafka14704HwBeforeTruncate
 
 VARIABLES reps, ctrl, reqs, zombie, hist, coord, payloads, grouphist, passed
 
@@ -93,6 +93,7 @@ Shrink(r, f) == R!Shrink(r, f) /\ Follow(FALSE, r)
 Expand(r, f) == R!Expand(r, f) /\ Follow(FALSE, r)
 Truncate(r) == R!Truncate(r) /\ Follow(FALSE, r)
 Fetch(r) == R!Fetch(r) /\ Follow(FALSE, r)
+FetchHw(r) == R!FetchHw(r) /\ Follow(FALSE, r)
 Crash(r) == R!Crash(r) /\ Follow(FALSE, r)
 Restart(r, keep) == R!Restart(r, keep) /\ Follow(FALSE, r)
 Elect(r) == R!Elect(r) /\ Follow(FALSE, r)
@@ -138,6 +139,7 @@ Next ==
     \/ \E r, f \in R!Reps : Expand(r, f)
     \/ \E r \in R!Reps : Truncate(r)
     \/ \E r \in R!Reps : Fetch(r)
+    \/ \E r \in R!Reps : FetchHw(r)
     \/ \E r \in R!Reps : Crash(r)
     \/ \E r \in R!Reps, keep \in 0 .. RECORDS : Restart(r, keep)
     \/ \E r \in R!Reps : Elect(r)

@@ -33,7 +33,7 @@ CONSTANTS
     \* historical behaviours (BOOLEAN)
     TruncateToHw, OfleOffsetOnly, SkipTruncateSameLeader, NoFetchEpochFencing,
     ExpandWithoutEpochStart, NoMaximalIsr, NoBrokerEpochCheck, UncleanElection,
-    IsrShrinksToLeaderMinIsr1, HwIgnoresMinIsr, StaleControllerAccepted
+    IsrShrinksToLeaderMinIsr1, HwIgnoresMinIsr, StaleControllerAccepted, Kafka14704HwBeforeTruncate
 
 VARIABLES reps, ctrl, reqs, zombie, hist
 
@@ -262,15 +262,29 @@ Truncate(r) ==
                                   ![r].trunc = ~done]
     /\ UNCHANGED <<ctrl, reqs, zombie, hist>>
 
+\* the HW a follower whose LEO is leo takes from a fetch response of leader lrep
+FetchedHw(lrep, leo) == Min2(lrep.hw, leo)
+
 Fetch(r) ==
     /\ reps[r].alive /\ reps[r].ldr # r
     /\ ~reps[r].trunc /\ FetchOk(reps, r)
     /\ LET rep == reps[r]
            lr == reps[rep.ldr]
            log == IF Len(rep.log) < Len(lr.log) THEN Append(rep.log, lr.log[Len(rep.log) + 1]) ELSE rep.log
-           hw == Min2(lr.hw, Len(log))
+           hw == FetchedHw(lr, Len(log))
        IN /\ Len(log) # Len(rep.log) \/ hw # rep.hw
           /\ reps' = [reps EXCEPT ![r].log = log, ![r].hw = hw]
+    /\ UNCHANGED <<ctrl, reqs, zombie, hist>>
+
+\* KAFKA-14704: a follower that must truncate takes the leader's HW from the diverging fetch
+\* response before truncating
+FetchHw(r) ==
+    /\ Kafka14704HwBeforeTruncate
+    /\ reps[r].alive /\ reps[r].ldr # r
+    /\ reps[r].trunc /\ FetchOk(reps, r)
+    /\ LET hw == FetchedHw(reps[reps[r].ldr], Len(reps[r].log))
+       IN /\ hw # reps[r].hw
+          /\ reps' = [reps EXCEPT ![r].hw = hw]
     /\ UNCHANGED <<ctrl, reqs, zombie, hist>>
 
 \* a replica applies a LeaderAndIsr request q (any with a higher leader epoch)
@@ -372,6 +386,7 @@ Next ==
     \/ \E r, f \in Reps : Expand(r, f)
     \/ \E r \in Reps : Truncate(r)
     \/ \E r \in Reps : Fetch(r)
+    \/ \E r \in Reps : FetchHw(r)
     \/ \E r \in Reps : Crash(r)
     \/ \E r \in Reps, keep \in 0 .. RECORDS : Restart(r, keep)
     \/ \E r \in Reps : Elect(r)
@@ -425,8 +440,11 @@ LeaderInIsr ==
     /\ ctrl.ldr # NoLeader => ctrl.ldr \in ctrl.isr
     /\ \A r \in Reps : reps[r].ldr = r => r \in reps[r].isr
 
-\* every HW is at most its replica's LEO and at most the true HW
-HwBounds == \A r \in Reps : reps[r].hw <= Len(reps[r].log) /\ reps[r].hw <= Len(hist.committed)
+\* every HW is at most its replica's LEO and covers only committed records (its log agrees with
+\* what consumers read below it)
+HwBounds == \A r \in Reps : /\ reps[r].hw <= Len(reps[r].log)
+                            /\ reps[r].hw <= Len(hist.committed)
+                            /\ Prefix(reps[r].log, hist.committed, reps[r].hw)
 
 \* leader epochs never decrease along a log
 LogEpochsOrdered == \A r \in Reps : \A k \in 1 .. Len(reps[r].log) - 1 :

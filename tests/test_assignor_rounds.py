@@ -5,6 +5,7 @@ import pytest
 
 from kverify.model import registry
 from kverify.model.explore import explore
+from kverify.model.walk import WalkMemo, walk
 from kverify.stateful_tests.machine import run_machine
 
 SMALL = {"max_events": "2", "max_rounds": "3"}
@@ -41,3 +42,33 @@ def test_unknown_assignor_is_a_clear_error():
     with pytest.raises(Exception) as exc:
         registry.build("assignor-rounds", {"assignor": "nope"})
     assert "unknown assignor" in str(exc.value)
+
+
+@pytest.mark.parametrize("behaviours", [(), ("kafka-12984-double-claim",)], ids=["correct", "double-claim"])
+def test_walk_memo_gives_the_same_traces_and_verdicts(behaviours):
+    """Walks sharing the walker's memo (model/walk.py) take the steps of plain walks from the same
+    seeds and reach the same verdicts (violations included)."""
+    memo = WalkMemo()
+    with_memo = registry.build("assignor-rounds", {}, behaviours)
+    plain = registry.build("assignor-rounds", {}, behaviours)
+    found = 0
+    for seed in range(150):
+        a = walk(with_memo, seed, 10, record_trace=True, memo=memo)
+        b = walk(plain, seed, 10, record_trace=True, memo=False)
+        assert (a.trace, a.violation, a.deadlock, a.reached) == (b.trace, b.violation, b.deadlock, b.reached), seed
+        found += b.violation is not None
+    assert memo.hits > 0 and (found > 0) == bool(behaviours)
+
+
+def test_walk_memo_starts_again_when_the_invariants_change():
+    """Verdicts kept in a memo belong to the invariants they were computed with: a protocol whose
+    invariants are replaced (as tests/test_invariants_group.py does) is judged by the new ones."""
+    from kverify.invariants.core import Invariant
+
+    memo = WalkMemo()
+    proto = registry.build("assignor-rounds", {}, ())
+    assert walk(proto, 3, 10, memo=memo).violation is None and memo.nodes
+    never = Invariant("no-rebalance", "no rebalance ever happens", lambda s: "rebalanced" if s.rounds else None)
+    proto.__dict__["_state_invs"], proto.__dict__["_step_invs"] = (never,), ()
+    found = [walk(proto, seed, 10, memo=memo).violation for seed in range(5)]
+    assert any(v is not None and v.invariant == "no-rebalance" for v in found)

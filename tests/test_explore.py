@@ -227,3 +227,86 @@ def test_fingerprint_set_keeps_every_distinct_value_through_growth():
         assert not fs.add(v)
     assert len(fs) == len(values) and all(v in fs for v in values)
     assert 7 not in fs or 7 in values
+
+
+class Glitchy(Protocol):
+    """(x, faults): `inc` adds 1 up to `top`; fault actions spend the budget: `blip` changes nothing
+    else (the pause-and-resume twin), `jump` adds 3. Good states: x == top. Offers subsumption on the
+    fault budget when `subsume`."""
+
+    name = "glitchy"
+
+    def __init__(self, top=9, faults=2, bad=None, subsume=True, jumps=True):
+        self.top, self.faults, self.bad, self.subsume, self.jumps = top, faults, bad, subsume, jumps
+
+    def init_states(self):
+        return [(0, self.faults)]
+
+    def actions(self, s):
+        x, f = s
+        out = [("inc",)] if x < self.top else []
+        if f:
+            out.append(("blip",))
+            if self.jumps and x + 3 <= self.top:
+                out.append(("jump",))
+        return out
+
+    def step(self, s, a):
+        x, f = s
+        return (x + 1, f) if a[0] == "inc" else (x, f - 1) if a[0] == "blip" else (x + 3, f - 1)
+
+    def invariants(self):
+        if self.bad is None:
+            return ()
+        return (Invariant("not-bad", "x never equals bad", lambda s: f"x={s[0]}" if s[0] == self.bad else None),)
+
+    def is_fault(self, a):
+        return a[0] != "inc"
+
+    def is_quiescent_good(self, s):
+        return s[0] == self.top
+
+    def subsumption(self, s):
+        return (s[0], (s[1],)) if self.subsume else Protocol.subsumption(self, s)
+
+
+def test_subsumption_skips_states_with_smaller_fault_budgets_and_keeps_every_verdict():
+    full = explore(Glitchy(subsume=False))            # not offered: every (x, budget) pair
+    reduced = explore(Glitchy())
+    off = explore(Glitchy(), symmetry=False)          # reductions off: the plain fingerprint again
+    assert full.complete and reduced.complete and full.ok and reduced.ok
+    assert full.distinct_states == 10 * 3 and off.distinct_states == 30
+    assert 10 <= reduced.distinct_states < 30         # a jump may reach (x, 1) before inc does (x, 2)
+    # blips only: (x, f) is never expanded since (x, 2), reached without faults, comes first
+    assert explore(Glitchy(jumps=False)).distinct_states == 10
+    assert explore(Glitchy(jumps=False, subsume=False)).distinct_states == 30
+    for res in (full, reduced):
+        assert res.graph.analysed and res.graph.unrecoverable == 0 and res.graph.fault_edges > 0
+    bad_full, bad_reduced = explore(Glitchy(bad=6, subsume=False)), explore(Glitchy(bad=6))
+    assert [f.invariant for f in bad_reduced.violations] == ["not-bad"]
+    # the shortest trace is kept: 0 -jump-> 3 -jump-> 6 with the budget of 2
+    assert len(bad_reduced.violations[0].actions) == len(bad_full.violations[0].actions) == 2
+
+
+def test_subsumption_table_keeps_only_maximal_budgets():
+    from kverify.model.explore import Subsumption
+
+    t = Subsumption()
+    assert t.find_or_add(7, (1, 0), 0) == -1
+    assert t.find_or_add(7, (0, 1), 1) == -1          # incomparable: both kept
+    assert t.find_or_add(7, (0, 0), 2) == 0           # below the first one found
+    assert t.find_or_add(7, (1, 1), 3) == -1          # above both: they are dropped
+    assert t.find_or_add(7, (1, 0), 4) == 3 and t.find_or_add(7, (0, 1), 5) == 3
+    assert t.find_or_add(8, (0, 0), 6) == -1 and len(t) == 2
+
+
+def test_subsumption_table_survives_growth_and_unpackable_budgets():
+    from kverify.model.explore import Subsumption
+
+    t = Subsumption(16)
+    for i in range(3000):
+        assert t.find_or_add(hash(("c", i)), (i % 3, 1), i) == -1
+    assert all(t.find_or_add(hash(("c", i)), (0, 0), 10**6) == i for i in range(3000))
+    assert t.find_or_add(0, (300, 1, 2, 3), 5) == -1          # does not pack: kept aside
+    assert t.find_or_add(0, (299, 1, 2, 3), 6) == 5
+    assert len(t) >= 3000

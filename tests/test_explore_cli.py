@@ -76,7 +76,10 @@ def test_graph_export_and_partial_runs(capsys, tmp_path):
 def test_symmetry_flag_changes_the_count(capsys):
     counts = []
     for flag in ("--symmetry", "--no-symmetry"):
-        code, out, _ = run_cli(["explore", "group", *SMALL, flag, "--quiet", "--json", "--graph-limit", "0"], capsys)
+        # replication: replicas are interchangeable (an election picks any eligible one); the group
+        # model has no symmetry (slot order decides assignment and leader)
+        code, out, _ = run_cli(["explore", "replication", "--param", "records=1", "--param", "epochs=1", flag,
+                                "--quiet", "--json", "--graph-limit", "0"], capsys)
         assert code == 0
         counts.append(json.loads(out)["distinct_states"])
     assert counts[0] < counts[1]

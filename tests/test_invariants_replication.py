@@ -93,6 +93,18 @@ def test_leader_in_isr_and_hw_bounds():
     assert "above the true HW" in I.check_hw_bounds(view([rep([A, B_], hw=2, isr=1), rep()], committed=[A]))
 
 
+def test_hw_bounds_allows_uncommitted_tails_above_the_hw_only():
+    # a deposed leader's diverged record above its HW is fine (it will truncate it) ...
+    tail = view([rep([A, B_], hw=2, isr=0b11, quorum=0b11), rep([A, C_], hw=1, leader=0)], committed=[A, B_])
+    assert I.check_hw_bounds(tail) is None
+    # ... but not once its HW covers it (KAFKA-14704: the leader's HW taken before truncating)
+    covered = tail._replace(replicas=(tail.replicas[0], tail.replicas[1]._replace(hw=2)))
+    assert "replica 1's HW 2 covers 3@e1 at offset 1, consumers read 2@e0 there" == I.check_hw_bounds(covered)
+    # the same holds for a crashed replica's HW (what it would serve after a restart)
+    dead = covered._replace(replicas=(covered.replicas[0], covered.replicas[1]._replace(alive=False)))
+    assert "covers 3@e1" in I.check_hw_bounds(dead)
+
+
 def test_correct_model_satisfies_every_invariant_along_walks():
     model = registry.build("replication", {}, [])
     invs = model.invariants()
@@ -112,14 +124,20 @@ BREAKS = [
      [("write", 0), ("fetch", 1), ("inc_hw", 0), ("crash", 0), ("crash", 1), ("elect_unclean", 2), ("apply", 2, 3),
       ("restart", 0, 1), ("truncate", 0), ("expand", 2, 0), ("ctrl_alter", 2), ("alter_resp", 2), ("write", 2),
       ("fetch", 0), ("inc_hw", 2)],
-     ["i-hwm", "i-lcc"]),
+     ["i-hwm", "i-lcc", "hw-bounds"]),
     ("truncate-to-hw", {"records": "1", "epochs": "1"},
      [("write", 0), ("fetch", 1), ("crash", 1), ("fetch", 2), ("inc_hw", 0), ("apply", 2, 1)],
      ["i-lcc"]),
     ("ofle-offset-only", {"records": "2", "epochs": "2", "crashes": "0", "lossy": "0", "alters": "0"},
      [("write", 0), ("fetch", 1), ("elect", 2), ("apply", 2, 1), ("write", 2), ("elect", 0), ("apply", 0, 1),
       ("apply", 1, 1), ("truncate", 1), ("apply", 2, 1), ("truncate", 2), ("inc_hw", 0), ("fetch", 2)],
-     ["i-lm", "i-lcc"]),
+     ["i-lm", "i-lcc", "hw-bounds"]),
+    # KAFKA-14704: replica 1 fetched 1@e0 from leader 0 outside the ISR; after leader 2 committed 2@e1 at
+    # offset 0, replica 1 (which must truncate) takes leader 2's HW from the diverging fetch response first
+    ("kafka-14704-hw-before-truncate", {"records": "2", "epochs": "1", "alters": "1", "crashes": "0", "lossy": "0"},
+     [("write", 0), ("shrink", 0, 1), ("ctrl_alter", 0), ("fetch", 1), ("elect", 2), ("apply", 0, 1), ("apply", 1, 1),
+      ("apply", 2, 1), ("truncate", 0), ("write", 2), ("fetch", 0), ("inc_hw", 2), ("fetch_hw", 1)],
+     ["hw-bounds", "i-lm"]),
     ("no-maximal-isr", {"records": "1", "epochs": "1", "alters": "2"},
      [("write", 0), ("shrink", 0, 1), ("ctrl_alter", 0), ("alter_resp", 0), ("expand", 0, 1), ("ctrl_alter", 0)],
      ["i-rqs"]),
@@ -165,3 +183,36 @@ def test_behaviour_trace_breaks_invariant(behaviour, params, trace, broken):
         t = good.step(s, a)
         assert good.check_step(s, a, t, 0) is None and good.check_state(t) is None
         s = t
+
+
+# hw-bounds: each behaviour it lists, and the bounds at which the explorer reaches the violation
+HW_BOUNDS_HUNT = {
+    "kafka-14704-hw-before-truncate": {"records": 2, "epochs": 1, "alters": 1, "crashes": 0, "lossy": 0},
+    "ofle-offset-only": {"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0},
+    "skip-truncate-same-leader": {"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0},
+    "no-fetch-epoch-fencing": {"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0},
+    "truncate-to-hw": {"records": 2, "epochs": 2, "crashes": 1, "lossy": 0, "alters": 1},
+}
+
+
+def only(model, name):
+    """The model checking one invariant only (so the explorer reports it even where another breaks first)."""
+    model.__dict__["_state_invs"] = tuple(i for i in model.invariants() if i.name == name)
+    model.__dict__["_step_invs"] = ()
+    return model
+
+
+def test_hw_bounds_lists_exactly_the_behaviours_shown_to_break_it():
+    traced = {b for b, _, _, broken in BREAKS if "hw-bounds" in broken}
+    assert set(I.HW_BOUNDS.broken_by) == set(HW_BOUNDS_HUNT) | traced
+
+
+@pytest.mark.parametrize("behaviour", sorted(HW_BOUNDS_HUNT))
+def test_behaviour_breaks_hw_bounds_in_the_explorer(behaviour):
+    from kverify.model.explore import explore
+
+    params = HW_BOUNDS_HUNT[behaviour]
+    res = explore(only(registry.build("replication", params, [behaviour]), "hw-bounds"), graph=False,
+                  stop_on_first=True)
+    assert [f.invariant for f in res.violations] == ["hw-bounds"]
+    assert "covers" in res.violations[0].violation.message      # the new clause, not a numeric bound

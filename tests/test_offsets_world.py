@@ -7,7 +7,7 @@ import pytest
 
 from kverify.model import registry
 from kverify.model.explore import explore
-from kverify.model.walk import walk
+from kverify.model.walk import WalkMemo, walk
 from kverify.model.worlds import offsets_world as OW
 from kverify.stateful_tests.machine import run_machine
 
@@ -113,3 +113,15 @@ def test_commit_fails_with_its_broker_and_reports_describe_it():
     assert d["coordinator"]["broker"] == -1 and d["budget"]["commits"] == 0
     with pytest.raises(registry.ModelError):
         build({}, {"no-maximal-isr"})
+
+
+def test_walk_memo_gives_the_same_traces_and_verdicts():
+    """Walks sharing the walker's memo (model/walk.py) take the steps of plain walks from the same
+    seeds and reach the same verdicts; the memo is hit (most of this world's walk steps repeat)."""
+    memo = WalkMemo()
+    with_memo, plain = build(RICH), build(RICH)
+    for seed in range(25):
+        a = walk(with_memo, seed, 60, record_trace=True, memo=memo)
+        b = walk(plain, seed, 60, record_trace=True, memo=False)
+        assert (a.trace, a.violation, a.deadlock, a.reached) == (b.trace, b.violation, b.deadlock, b.reached), seed
+    assert memo.hits > 0

@@ -70,8 +70,7 @@ def test_min_value_witness_is_shortest_and_real():
 @pytest.mark.parametrize("ob", all_obligations(), ids=lambda o: o.name)
 def test_obligation_proved_on_correct_suite(ob):
     res = ob.check(frozenset())
-    assert res.status == "proved", res.detail
-    assert res.seconds < 30
+    assert res.status == "proved", res.detail      # its time is a figure (bench/prove_group.py), not an assertion
 
 
 @pytest.mark.parametrize("ob", [o for o in all_obligations() if o.breaking], ids=lambda o: o.name)

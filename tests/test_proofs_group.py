@@ -11,6 +11,7 @@ import z3
 from kverify.model.group import SUPPORTS, GroupModel
 from kverify.model.proofs import group_inductive as G
 from kverify.model.proofs import to_record
+from kverify.model.proofs.bmc import bmc
 
 
 def _reachable(model: GroupModel, limit: int):
@@ -198,18 +199,131 @@ def test_behaviour_gives_counterexample_to_induction(behaviour, prop):
         assert any(post["offsets"][q] < pre["offsets"][q] for q in pre["offsets"])
 
 
-def test_obligation_record_renders_the_counterexample():
+def test_obligation_record_renders_the_reachable_trace():
+    """A falsified obligation's record is the BMC trace from the initial state, step by step."""
     ob = next(o for o in G.obligations() if o.name == "group-committed-offset-safety")
-    res = ob.check(frozenset({"stale-generation-commit"}))
-    assert res.status == "falsified" and res.seconds < 30
-    cx = to_record(ob, res, frozenset({"stale-generation-commit"}))
-    assert len(cx.trace) == 3 and cx.trace[2].action[0] == "commit_arrives"
+    res = ob.check(frozenset({"unclean-election"}))
+    assert res.status == "falsified"
+    assert "reachable from the initial state in 6 steps" in res.detail, res.detail
+    cx = to_record(ob, res, frozenset({"unclean-election"}))
+    assert len(cx.trace) == 7 and cx.violation_step == 6
+    assert cx.trace[0].action is None and cx.trace[0].label == "initial state"
+    assert cx.trace[0].state["coordinator"]["state"] == "Empty"
+    assert [s.action[0] for s in cx.trace[1:]] == ["start", "join_timeout", "sync", "commit", "commit_arrives",
+                                                    "unclean_failover"]
+    assert cx.trace[5].state["offsets"]["p0"] == 1 and cx.trace[6].state["offsets"]["p0"] == 0
 
 
-def test_non_breaking_behaviour_is_not_reported_falsified():
-    ob = next(o for o in G.obligations() if o.name == "group-exclusive-ownership")
-    res = ob.check(frozenset({"no-generation-bump"}))
-    assert res.status in ("proved", "unknown")
+def test_cti_record_renders_pre_and_post_state():
+    status, info = G.check_inductive("committed-offset-safety", 3, 1, frozenset({"stale-generation-commit"}))
+    assert status == "falsified"
+    from kverify.model.proofs import Result
+    ob = next(o for o in G.obligations() if o.name == "group-committed-offset-safety")
+    cx = to_record(ob, Result("falsified", "cti", info), frozenset({"stale-generation-commit"}))
+    assert len(cx.trace) == 2 and cx.trace[0].action is None and cx.trace[1].action[0] == "commit_arrives"
+
+
+@pytest.mark.parametrize("behaviour", ["no-generation-bump", "unclean-election"])
+def test_exclusive_ownership_proved_under_behaviours_with_the_ownership_strengthening(behaviour):
+    """Generations do not grow (no-bump) or go back (unclean): the correct model's strengthening is
+    not inductive there, the generation-agnostic ownership strengthening is."""
+    b = frozenset({behaviour})
+    assert G.check_inductive("exclusive-ownership", 3, 2, b)[0] == "falsified"
+    status, info = G.check_inductive("exclusive-ownership", 3, 2, b, ownership=True)
+    assert status == "proved", info
+
+
+@pytest.mark.parametrize("params,behaviour", [(PARAMS, ""), (PARAMS, "no-generation-bump"), (PARAMS3, "unclean-election")],
+                         ids=["2m", "2m-no-generation-bump", "3m-unclean-election"])
+def test_reachable_states_satisfy_the_ownership_strengthening(params, behaviour):
+    model = GroupModel(params, frozenset({behaviour} - {""}))
+    enc = G.Enc(model.n, model.p, model.behaviours)
+    s = enc.state("s")
+    conj = enc.ownership_strengthening(s)
+    for state, _ in _sample(model, 331, 20_000):
+        sol = z3.Solver()
+        sol.add(enc.equals(s, G.values_of(state, model.n, model.p, enc.unclean)))
+        assert sol.check() == z3.sat
+        m = sol.model()
+        for name, c in conj.items():
+            assert z3.is_true(m.eval(c, model_completion=True)), (name, model.describe(state))
+
+
+# --- reachability (BMC, model/proofs/bmc.py) ---------------------------------------------------------
+@pytest.mark.parametrize("behaviour,prop,rung,depth", [("no-generation-bump", "generation-monotonicity", 0, 2),
+                                                       ("unclean-election", "generation-monotonicity", 0, 4),
+                                                       ("unclean-election", "committed-offset-safety", 0, 6),
+                                                       ("no-generation-bump", "committed-offset-safety", 1, 8),
+                                                       ("stale-generation-commit", "committed-offset-safety", 1, 8)])
+def test_bmc_trace_replays_in_the_explicit_model(behaviour, prop, rung, depth):
+    """The BMC trace is a path of model/group.py: every state equals the Python successor and the
+    property's invariant fails at the last step (and only there)."""
+    b = frozenset({behaviour})
+    cx, detail = G.hunt(prop, b, configs=G.HUNTS[rung:rung + 1])     # the rung `hunt` finds it in
+    assert cx is not None and cx["depth"] == depth, detail
+    model = GroupModel(cx["params"], b)
+    inv = next(i for i in model.invariants() if i.name == prop)
+    s = model.init_states()[0]
+    assert G.describe_values(G.values_of(s, model.n, model.p, model.unclean), model.n, model.p) == cx["trace"][0]["state"]
+    for k, step in enumerate(cx["trace"][1:], 1):
+        a = tuple(step["action"])
+        assert a in model.actions(s)
+        t = model.step(s, a)
+        assert G.describe_values(G.values_of(t, model.n, model.p, model.unclean), model.n, model.p) == step["state"]
+        msg = inv.check(s, a, t) if inv.kind == "step" else inv.check(t)
+        assert (msg is not None) == (k == depth), (k, msg)
+        s = t
+
+
+def test_breaking_sets_are_the_models_behaviours():
+    from kverify.model.group import SUPPORTS
+
+    for ob in G.obligations():
+        assert ob.breaking <= SUPPORTS, ob.name
+    assert G.BREAKING["exclusive-ownership"] == frozenset()
+    assert G.BREAKING["committed-offset-safety"] == {"stale-generation-commit", "unclean-election", "no-generation-bump"}
+
+
+def test_failed_proof_falls_back_to_bmc():
+    """With a breaking set that leaves the behaviour out, the proof fails (CTI) and BMC still
+    reports the reachable violation (so `kverify prove` flags the wrong expectation)."""
+    res = G._run("generation-monotonicity", frozenset())(frozenset({"no-generation-bump"}))
+    assert res.status == "falsified" and res.counterexample["kind"] == "bmc"
+    assert [step["action"][0] for step in res.counterexample["trace"][1:]] == ["start", "join_timeout"]
+
+
+def test_explorer_agrees_no_generation_bump_breaks_committed_offset_safety():
+    """The explicit explorer, shown only committed-offset-safety (it does not expand violating
+    states, and generation-monotonicity fails at the first join), finds the same violation. Without
+    symmetry reduction: GroupModel.canonical merges slot permutations, but the assignment (p0 to the
+    lowest slot) depends on slot order, so with these bounds the reduced search misses this trace."""
+    from kverify.model.explore import explore
+
+    class Only(GroupModel):
+        def invariants(self):
+            return tuple(i for i in super().invariants() if i.name == "committed-offset-safety")
+
+    params = {"members": 2, "partitions": 1, "events": 2, "faults": 0, "commits": 1}
+    res = explore(Only(params, frozenset({"no-generation-bump"})), symmetry=False, stop_on_first=True, graph=False)
+    assert [f.violation.invariant for f in res.violations] == ["committed-offset-safety"]
+    assert explore(Only(params), symmetry=False, graph=False).violations == []
+
+
+def test_cti_without_reachable_violation_is_unknown(monkeypatch):
+    """A CTI alone never falsifies: when BMC finds nothing within its bound the answer is unknown,
+    naming the CTI and the bound searched."""
+    real = G.hunt
+    monkeypatch.setattr(G, "hunt", lambda prop, b: real(prop, b, configs=(dict(G.HUNTS[0], depth=1),)))
+    res = G._run("generation-monotonicity", frozenset())(frozenset({"no-generation-bump"}))
+    assert res.status == "unknown", res.detail
+    assert "counterexample to induction" in res.detail and "BMC clean to depth 1" in res.detail
+
+
+def test_bmc_finds_no_ownership_violation_under_no_generation_bump():
+    cfg = G.HUNTS[0]
+    enc = G.Enc(cfg["members"], cfg["partitions"], frozenset({"no-generation-bump"}))
+    bad_state, _ = G.bad_predicates(enc, "exclusive-ownership")
+    assert bmc(G.Bounded(enc, cfg), 4, bad_state=bad_state).status == "clean"
 
 
 # --- sticky optimum (model/proofs/sticky_optimum.py) ------------------------------------------------

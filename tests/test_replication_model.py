@@ -46,6 +46,8 @@ CASES = {
     "ofle-offset-only": ({"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0}, "i-lcc", 12),
     "skip-truncate-same-leader": ({"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0}, "i-lcc", 14),
     "no-fetch-epoch-fencing": ({"records": 2, "epochs": 2, "crashes": 0, "lossy": 0, "alters": 0}, "log-epochs-ordered", 7),
+    # the follower's HW covers its diverged record: i-lm (checked first) and hw-bounds break together
+    "kafka-14704-hw-before-truncate": (R.HUNT_PARAMS["kafka-14704-hw-before-truncate"][0], "i-lm", 13),
 }
 
 
@@ -88,6 +90,20 @@ def test_stale_controller_rejected_without_the_behaviour():
     assert not any(a[0] == "apply" for a in model.actions(s))
     model_b = build(["stale-controller-accepted"], records=0, epochs=2, ctrl_failovers=1, crashes=0, lossy=0)
     assert ("apply", 1, 1) in model_b.actions(s)
+
+
+def test_kafka_14704_bounds_without_the_behaviour_are_safe_and_reach_the_window():
+    # the same bounds: a follower that must truncate sees a leader HW above its diverging record, and
+    # only the behaviour lets it take that HW before truncating
+    params = R.HUNT_PARAMS["kafka-14704-hw-before-truncate"][0]
+    model = build(**params)
+    res = explore(model, graph=False)
+    assert res.complete and not res.violations, [(f.invariant, f.violation.message) for f in res.violations]
+    bad = build(["kafka-14704-hw-before-truncate"], **params)
+    found = explore(bad, graph=False, stop_on_first=True).violations[0]
+    states, _ = replay(model, found.actions[:-1])         # the window exists in the correct model too
+    assert ("truncate", 1) in model.actions(states[-1]) and found.actions[-1] == ("fetch_hw", 1)
+    assert not any(a[0] == "fetch_hw" for a in model.actions(states[-1]))
 
 
 def test_every_supported_behaviour_has_a_case():

@@ -78,3 +78,31 @@ def test_controller_failover_and_reassignment_keep_acked_records():
                 st = c.state(tp)
                 assert c.missing_acked(tp) == [] and c.log_mismatches(tp) == [], f"seed {seed} step {i} {step}"
                 assert st.isr and (st.leader < 0 or st.leader in st.isr), f"seed {seed} step {i}: {st}"
+
+
+def test_copies_share_brokers_until_written_and_never_write_through():
+    """Cluster.copy is copy-on-write per broker: along seeded walks over every kind of step, the
+    cluster a step was taken from keeps its exact snapshot (and its cached broker keys stay true),
+    and brokers the step did not write to are still shared with it."""
+    shared_seen = False
+    for seed in range(12):
+        rng = random.Random(seed)
+        c = Cluster((0, 1, 2, 3), ReplicationConfig(min_insync_replicas=2, replica_lag_time_max_ms=100),
+                    controller=0)
+        c.create_topic("t", 2, 3, assignment={0: (1, 2, 3), 1: (2, 3, 1)})
+        c.deliver_all()
+        for i in range(120):
+            before = c.snapshot()
+            keys = [b.key() for _, b in sorted(c.brokers.items())]
+            options = enabled_steps(c, values=(i,), acks=(-1, 1), advance_ms=60, lossy=True)
+            step = options[rng.randrange(len(options))]
+            nxt = c.copy()
+            apply(nxt, step)
+            assert c.snapshot() == before, f"seed {seed} step {i} {step} wrote through to the original"
+            assert [b.key() for _, b in sorted(c.brokers.items())] == keys
+            fresh = [(b.id, b.alive, b.epoch, b.shutting_down, b.controller_epoch_seen, b.ctrl_epoch_applied,
+                      tuple(r.snapshot() for _, r in sorted(b.replicas.items()))) for _, b in sorted(nxt.brokers.items())]
+            assert [b.key() for _, b in sorted(nxt.brokers.items())] == fresh
+            shared_seen |= any(nxt.brokers[b] is c.brokers[b] for b in c.brokers)
+            c = nxt
+    assert shared_seen

@@ -46,3 +46,23 @@ def test_verify_usage_errors(tmp_path):
     assert r.returncode == 2 and "does not exist" in r.stderr
     r = kv("verify", "--behaviour", "no-such-bug", "--only", "z3")
     assert r.returncode == 2 and "unknown behaviour" in r.stderr
+
+
+def test_a_walk_that_never_reaches_a_sometimes_property_fails(tmp_path, monkeypatch):
+    """No vacuous pass: the walk check fails, naming the property, when its runs never reach one."""
+    from kverify.invariants.core import Sometimes
+    from kverify.suite import Context
+    from kverify.suite import providers as P
+
+    build = P._build
+
+    def with_unreachable(ctx, name, walk=False):
+        proto = build(ctx, name, walk)
+        extra = Sometimes("generation-999", "the group reaches generation 999", lambda s: False)
+        proto.sometimes = lambda: (*type(proto).sometimes(proto), extra)
+        return proto
+
+    monkeypatch.setattr(P, "_build", with_unreachable)
+    monkeypatch.setitem(P.BUDGET, "quick", dict(P.BUDGET["quick"], walk=0.05))
+    res = P._walk_check("group")(Context("quick", str(tmp_path), seed=1, progress=False))
+    assert not res.passed and "never reached generation-999" in res.summary

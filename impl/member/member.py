@@ -153,13 +153,9 @@ class Member:
 
     # ---- copies and fingerprints --------------------------------------------------------------
     def copy(self) -> "Member":
-        m = Member.__new__(Member)
-        for s in _SLOTS:
-            setattr(m, s, getattr(self, s))
-        m.positions = dict(self.positions)
-        m.stale_positions = dict(self.stale_positions)
-        m.inflight = dict(self.inflight)
-        return m
+        """Independent copy: every field is immutable except the three dicts, which are copied
+        (the field-by-field assignment is generated from _SLOTS once, see `_make_copier`)."""
+        return _copy_member(self)
 
     def snapshot(self) -> tuple:
         """Hashable; equal snapshots <=> equal state (the journal and commit log are left out)."""
@@ -909,6 +905,20 @@ def _generation_reset(g: Generation) -> bool:
 def _fmt(partitions) -> str:
     return "[" + ",".join(str(tp) for tp in sorted(partitions)) + "]"
 
+
+def _make_copier(cls, slots, mutable):
+    """A copy function with one plain assignment per slot (no getattr/setattr loop: member copies
+    are on the hot path of every world step); `mutable` fields get a shallow `dict` copy."""
+    lines = ["def copy(src):", "    m = new(cls)"]
+    for name in slots:
+        lines.append(f"    m.{name} = dict(src.{name})" if name in mutable else f"    m.{name} = src.{name}")
+    lines.append("    return m")
+    env = {"new": object.__new__, "cls": cls}
+    exec("\n".join(lines), env)      # the source is built from the slot names above only
+    return env["copy"]
+
+
+_copy_member = _make_copier(Member, _SLOTS, ("positions", "stale_positions", "inflight"))
 
 _HANDLERS = {
     ("join", JoinGroupResponse): Member._on_join_response,

@@ -31,6 +31,9 @@ HW_IGNORES_MIN_ISR = declare("hw-ignores-min-isr", R, "KAFKA-15583",
                              "the leader advances the HW even while the ISR is smaller than min.insync.replicas")
 STALE_CONTROLLER_ACCEPTED = declare("stale-controller-accepted", K, "KAFKA-1188, KAFKA-6082",
                                     "a zombie controller (older controller epoch) still writes partition state and brokers apply its LeaderAndIsr")
+HW_BEFORE_TRUNCATE = declare("kafka-14704-hw-before-truncate", R, "KAFKA-14704",
+                             "a follower that must truncate applies the leader's HW from the diverging fetch response "
+                             "before truncating, exposing its uncommitted records below that HW until it truncates (fix: apache/kafka#13230)")
 PREFERRED_OUTSIDE_ISR = declare("preferred-election-outside-isr", K, "model-only seed",
                                 "preferred replica election picks AR[0] even when it is not in the ISR (Kafka always required ISR membership)")
 REASSIGNMENT_DROPS_EARLY = declare("reassignment-drops-old-replicas-early", K, "model-only seed",

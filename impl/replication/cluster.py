@@ -17,8 +17,13 @@ from kverify.impl.replication.controller_ops import ControllerError, ControllerO
 from kverify.impl.replication.replica import FOLLOWER, LEADER, Replica
 
 
+def _message_order(e: M.Envelope) -> tuple:
+    return (e.src, e.dst, type(e.body).__name__, e.body)
+
+
 class Broker:
-    __slots__ = ("id", "alive", "epoch", "shutting_down", "controller_epoch_seen", "ctrl_epoch_applied", "replicas")
+    __slots__ = ("id", "alive", "epoch", "shutting_down", "controller_epoch_seen", "ctrl_epoch_applied", "replicas",
+                 "cache")
 
     def __init__(self, bid: int, epoch: int):
         self.id = bid
@@ -28,6 +33,18 @@ class Broker:
         self.controller_epoch_seen = 0   # in memory: the fence against older controllers
         self.ctrl_epoch_applied = 0      # controller epoch of the last request applied (kept across restarts)
         self.replicas: dict[tuple, Replica] = {}
+        # values derived from this broker (its key, invariant views), emptied whenever the cluster
+        # writes to it (`Cluster._own`); only for readers that never write behind the cluster's back
+        self.cache: dict = {}
+
+    def key(self) -> tuple:
+        """The broker's snapshot, replicas in partition order (cached)."""
+        k = self.cache.get("key")
+        if k is None:
+            k = self.cache["key"] = (self.id, self.alive, self.epoch, self.shutting_down, self.controller_epoch_seen,
+                                     self.ctrl_epoch_applied,
+                                     tuple(r.snapshot() for _, r in sorted(self.replicas.items())))
+        return k
 
     def copy(self) -> "Broker":
         b = Broker.__new__(Broker)
@@ -35,6 +52,7 @@ class Broker:
         b.shutting_down, b.controller_epoch_seen = self.shutting_down, self.controller_epoch_seen
         b.ctrl_epoch_applied = self.ctrl_epoch_applied
         b.replicas = {tp: r.copy() for tp, r in self.replicas.items()}
+        b.cache = {}
         return b
 
 
@@ -107,6 +125,7 @@ class Cluster(ControllerOps):
         self.store.stale_writes_accepted = self.settings.stale_controller_accepted
         self._next_epoch = 1
         self.brokers: dict[int, Broker] = {}
+        self._shared: set = set()   # brokers whose object another cluster (a copy) also holds
         for bid in sorted(brokers):
             self.brokers[bid] = Broker(bid, self._next_epoch)
             self.store.brokers[bid] = self._next_epoch
@@ -127,12 +146,16 @@ class Cluster(ControllerOps):
 
     # ================================================================ value semantics
     def copy(self) -> "Cluster":
+        """An independent copy. Brokers (with their replicas) are copied on write: both clusters hold
+        the same Broker objects until one of them writes to a broker, which `_own` copies first."""
         c = Cluster.__new__(Cluster)
         c.settings = self.settings
         c.now = self.now
         c.store = self.store.copy()
         c._next_epoch = self._next_epoch
-        c.brokers = {k: b.copy() for k, b in self.brokers.items()}
+        c.brokers = dict(self.brokers)
+        self._shared = set(self.brokers)
+        c._shared = set(self.brokers)
         c.controllers = {k: v.copy() for k, v in self.controllers.items()}
         c.net = dict(self.net)
         c._next_msg = self._next_msg
@@ -186,6 +209,17 @@ class Cluster(ControllerOps):
         return ClusterView(self.now, st.controller_id, st.controller_epoch, brokers, tuple(parts), tuple(reps),
                            tuple(self.acked), tuple(sorted(self.true_hw.items())), consumed, len(self.net))
 
+    def _own(self, broker: int) -> Broker:
+        """The broker, ready to be written to: copied first if another cluster holds it too. Every
+        write to a broker or its replicas goes through here (it empties `Broker.cache`)."""
+        b = self.brokers[broker]
+        if broker in self._shared:
+            self._shared.discard(broker)
+            b = self.brokers[broker] = b.copy()
+        elif b.cache:
+            b.cache = {}
+        return b
+
     # ================================================================ lookups
     def replica(self, broker: int, tp) -> Replica | None:
         b = self.brokers.get(broker)
@@ -208,6 +242,19 @@ class Cluster(ControllerOps):
         self.net[mid] = M.Envelope(mid, src, dst, body)
         return mid
 
+    def renumber_messages(self) -> None:
+        """Give the in-flight messages ids 1..k in a canonical order (source, destination, kind, body)
+        and continue numbering from k+1. Two clusters that differ only in message ids then become
+        identical, ids included (a model checker's state is then its snapshot); the messages, their
+        contents and what each delivery does are unchanged."""
+        net = self.net
+        if not net:
+            self._next_msg = 1
+            return
+        order = sorted(net.values(), key=_message_order)
+        self.net = {i: M.Envelope(i, e.src, e.dst, e.body) for i, e in enumerate(order, 1)}
+        self._next_msg = len(order) + 1
+
     def pending(self, dst: int | None = None, kind: type | None = None) -> list:
         """In-flight messages in id order, optionally filtered by destination and body type."""
         return [e for _, e in sorted(self.net.items())
@@ -225,6 +272,7 @@ class Cluster(ControllerOps):
         b = self.brokers.get(env.dst)
         if b is None or not b.alive:
             return
+        b = self._own(env.dst)
         body = env.body
         t = type(body)
         if t is M.Fetch:
@@ -370,6 +418,7 @@ class Cluster(ControllerOps):
         if r is None:
             self.results[pid] = ProduceResult(tp, value, acks, target, -1, M.NOT_LEADER_OR_FOLLOWER)
             return pid
+        r = self._own(target).replicas[tp]
         err, off, done = r.append_as_leader(value, acks, pid, self.settings)
         self.results[pid] = ProduceResult(tp, value, acks, target, off, err)
         self._complete(target, done)
@@ -415,6 +464,7 @@ class Cluster(ControllerOps):
         r = b.replicas.get(tp)
         if r is None:
             return None
+        r = self._own(broker).replicas[tp]
         body = r.next_request()
         if body is None:
             return None
@@ -438,6 +488,8 @@ class Cluster(ControllerOps):
         r = None if b is None or not b.alive else b.replicas.get(tp)
         if r is None or r.role != LEADER:
             return False
+        b = self._own(broker)
+        r = b.replicas[tp]
         if r.pending_isr is not None:
             if r.alter_blocked:
                 return False
@@ -459,15 +511,15 @@ class Cluster(ControllerOps):
         self.now += ms
 
     def flush(self, broker: int) -> None:
-        for r in self.brokers[broker].replicas.values():
+        for r in self._own(broker).replicas.values():
             r.flush()
 
     # ================================================================ broker lifecycle
     def crash(self, broker: int, lossy: bool = False) -> None:
         """The broker process dies (a lossy crash also loses every unflushed log suffix)."""
-        b = self.brokers[broker]
-        if not b.alive:
+        if not self.brokers[broker].alive:
             raise ControllerError(f"broker {broker} is already down")
+        b = self._own(broker)
         b.alive = False
         b.shutting_down = False
         self.store.brokers.pop(broker, None)
@@ -490,9 +542,9 @@ class Cluster(ControllerOps):
 
     def restart(self, broker: int) -> int:
         """Start a stopped broker; it registers with a new broker epoch (returned)."""
-        b = self.brokers[broker]
-        if b.alive:
+        if self.brokers[broker].alive:
             raise ControllerError(f"broker {broker} is already running")
+        b = self._own(broker)
         b.alive = True
         b.epoch = self._next_epoch
         self._next_epoch += 1

@@ -205,7 +205,7 @@ class ControllerOps:
         if broker not in ctrl.live:
             raise ControllerError(f"broker {broker} is not live")
         ctrl.shutting_down.add(broker)
-        self.brokers[broker].shutting_down = True
+        self._own(broker).shutting_down = True
         remaining = []
         for tp in sorted(ctrl.assignments):
             st = ctrl.states.get(tp)

@@ -22,24 +22,37 @@ def _mask(ids, index) -> int:
     return m
 
 
-def repl_view(c, tp):
-    from kverify.invariants.replication import ControllerView, ReplicaView, ReplView
+def _replica_view(c, br, tp, index):
+    from kverify.invariants.replication import ReplicaView
+    r = br.replicas.get(tp)
+    if r is None:
+        return ReplicaView(br.alive, (), 0, -1, -1, br.ctrl_epoch_applied, -1, 0, 0)
+    leads = br.alive and r.role == LEADER
+    log = tuple((e, v) for _off, e, v in r.log.records)
+    return ReplicaView(
+        br.alive, log, r.hw, r.epochs_applied[0], r.epochs_applied[1], br.ctrl_epoch_applied,
+        index[br.id] if leads else (index.get(r.leader, -1) if br.alive else -1),
+        _mask(r.isr, index) if leads else 0,
+        _mask(r.maximal_isr(c.settings), index) if leads else 0)
+
+
+def repl_view(c, tp, cached: bool = False):
+    """`cached`: reuse each broker's part from `Broker.cache` (for clusters that are only written to
+    through their own methods, as model checkers' states are)."""
+    from kverify.invariants.replication import ControllerView, ReplView
     order = sorted(c.brokers)
     index = {b: i for i, b in enumerate(order)}
     reps = []
     for b in order:
         br = c.brokers[b]
-        r = br.replicas.get(tp)
-        if r is None:
-            reps.append(ReplicaView(br.alive, (), 0, -1, -1, br.ctrl_epoch_applied, -1, 0, 0))
-            continue
-        leads = br.alive and r.role == LEADER
-        log = tuple((e, v) for _off, e, v in r.log.records)
-        reps.append(ReplicaView(
-            br.alive, log, r.hw, r.epochs_applied[0], r.epochs_applied[1], br.ctrl_epoch_applied,
-            index[b] if leads else (index.get(r.leader, -1) if br.alive else -1),
-            _mask(r.isr, index) if leads else 0,
-            _mask(r.maximal_isr(c.settings), index) if leads else 0))
+        if cached:
+            key = ("view", tp)
+            v = br.cache.get(key)
+            if v is None:
+                v = br.cache[key] = _replica_view(c, br, tp, index)
+            reps.append(v)
+        else:
+            reps.append(_replica_view(c, br, tp, index))
     st = c.store.states.get(tp)
     if st is None:
         ctrl = ControllerView(-1, -1, 0, 0, -1, c.store.controller_epoch)

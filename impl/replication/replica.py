@@ -280,10 +280,8 @@ class Replica:
         self.pending_isr = self.isr + (rid,)
         return self.pending_isr
 
-    def maybe_shrink(self, now: int, settings):
-        """The periodic ISR check: propose dropping followers not caught up for replica.lag.time.max.ms."""
-        if self.role != LEADER or self.pending_isr is not None:
-            return None
+    def lagging_isr_members(self, now: int, settings) -> list:
+        """The followers in the ISR not caught up for replica.lag.time.max.ms (reads only)."""
         lag = settings.config.replica_lag_time_max_ms
         leo = self.log.leo
         out = []
@@ -293,6 +291,13 @@ class Replica:
             f = self.followers.get(r)
             if f is None or (f[_LEO] != leo and now - f[_LCU] > lag):
                 out.append(r)
+        return out
+
+    def maybe_shrink(self, now: int, settings):
+        """The periodic ISR check: propose dropping followers not caught up for replica.lag.time.max.ms."""
+        if self.role != LEADER or self.pending_isr is not None:
+            return None
+        out = self.lagging_isr_members(now, settings)
         if not out:
             return None
         self.pending_isr = tuple(r for r in self.isr if r not in out)

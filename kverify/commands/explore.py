@@ -28,7 +28,7 @@ def add_arguments(parser):
     parser.add_argument("--max-states", type=int, default=None, metavar="N", help="stop after N distinct states")
     parser.add_argument("--max-seconds", type=float, default=None, metavar="S", help="stop after S seconds")
     parser.add_argument("--symmetry", action=argparse.BooleanOptionalAction, default=True,
-                        help="symmetry reduction via the model's canonical form (default on)")
+                        help="state reductions (default on): the model's canonical form (symmetric replicas, renumbered message ids) and, where the model offers it, fault-budget subsumption")
     parser.add_argument("--graph", metavar="FILE", default=None, help="write the state graph as Graphviz DOT")
     parser.add_argument("--graph-limit", type=int, default=None, metavar="N",
                         help="build the state graph (recoverability check) only up to N states (default 100000; 0 = never)")

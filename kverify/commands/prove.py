@@ -16,18 +16,22 @@ def add_arguments(parser):
     parser.add_argument("--behaviour", action="append", default=[], metavar="NAME",
                         help="switch on a historical behaviour (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the obligations and exit")
+    parser.add_argument("--open", action="store_true",
+                        help="also run the obligations whose inductive proof is still open (replication-i-dur, "
+                             "replication-i-lcc; they are always run when named)")
     parser.add_argument("--out", default=os.path.join("reports", "out", "prove"),
                         help="folder for counterexample reports (default reports/out/prove)")
 
 
 def run(args) -> int:
     behaviours = B.validate(args.behaviour)
-    obligations = all_obligations()
+    obligations = all_obligations(include_open=True)
     known = {o.name for o in obligations}
     unknown = [n for n in args.names if n not in known]
     if unknown:
         raise UsageError(f"unknown obligation {unknown[0]!r}; known: {', '.join(sorted(known))}")
-    chosen = [o for o in obligations if not args.names or o.name in args.names]
+    default = {o.name for o in all_obligations(include_open=args.open)}
+    chosen = [o for o in obligations if o.name in args.names or (not args.names and o.name in default)]
     if args.list:
         if args.json:
             emit_json({"obligations": [{"name": o.name, "statement": o.statement} for o in chosen]})

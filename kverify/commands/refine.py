@@ -1,7 +1,8 @@
 """`kverify refine`: check that the implementation world refines the abstract model, step by step.
 
 Seeded random walks over the world (walk i uses seed S+i) until N implementation steps in total;
-every step must map to a step (or a stutter) of the abstract model (model/refine.py). Prints the
+every step must map to a step (or a stutter) of the abstract model (model/refine.py). The world runs
+with refine.WALK_DEFAULTS (lost messages and request timeouts included) unless --param overrides them. Prints the
 first step that does not, with the walk's seed and trace (exit 1), or "N steps, 0 mismatches"
 (exit 0). Bad world names, parameters or behaviours are one-line errors (exit 2).
 """

@@ -71,6 +71,7 @@ def _thaw(text: str) -> Group:
 
 class AssignorRounds(Protocol):
     name = "assignor-rounds"
+    memo_safe = True      # equal states: same actions, equal successors, same verdicts (model/walk.py)
 
     def __init__(self, params: dict, behaviours: frozenset = frozenset()):
         from kverify.certify.targets import BUILTIN_CLAIMS

@@ -20,13 +20,17 @@ crashed process) are dropped as soon as they become unwanted: delivering them ch
 A paused process (zombie) neither polls nor ticks nor reads responses; its sent requests still
 arrive. A crashed process's requests already sent may still arrive (the broker may have read them).
 Restarts: a static member restarts any time after its crash/leave (that is what static membership
-is for); a dynamic one only after the coordinator removed its old member (the view numbers members
-by slot, one live member id per slot).
+is for; in synchronous mode only after the coordinator removed its old member, as the abstract model
+restarts a process); a dynamic one only after the coordinator removed its old member (the view
+numbers members by slot, one live member id per slot).
 Budgets bound the exploration: events (start, restart, leave), faults (crash, pause), losses,
 ticks, commits; no events, faults or losses once the group generation reaches `max_generation`.
 Once `ticks` is spent, `settle(T)` (budget `settle_ticks`) still lets time pass when nothing else
 can happen and the group is not settled, so that a started rebalance can finish: this is what makes
-the explorer's recoverability analysis meaningful on a world whose time is bounded.
+the explorer's recoverability analysis meaningful on a world whose time is bounded. Every fault,
+and the end of a pause (resume), refills that budget (recoverability asks what happens once faults
+stop: the time to recover is counted from the last one, else a fault late in a run would find no
+time left to recover in).
 The application commits with commitSync (one commit in flight at a time); responses are handled
 inside its poll(), and it polls again after every input (response, time passing). With
 `auto_commit_ms` the members auto-commit (periodically in poll, in onJoinPrepare before revoking,
@@ -42,6 +46,15 @@ refinement, model/refine.py); the engines then also get `check_refinement`.
 States are `WorldState` values: the coordinator and member objects are never mutated after a state
 is built (a step copies what it changes), and equality/hash use their snapshots plus the network
 and ghost fields (delivered assignments, last persisted group record, group epoch).
+
+Default bound: 2 members, one crash or pause, time passing only by `settle` (ticks=0): exhaustive
+with no violation and every state recoverable (kverify explore group-world: ~64k states). The
+fault-free bound the historical behaviours were hunted at is `FAULT_FREE` (with ticks=2).
+Explorer reductions (both sound, both off with --no-symmetry): `canonical` renumbers correlation
+ids (a bisimulation, see there), `subsumption` skips a state already seen with more fault/loss budget.
+Members are not interchangeable (no symmetry reduction): member ids start with the client id (Kafka:
+clientId-UUID), so the range assignor, which sorts member ids, serves slot 0 first; swapping two
+slots changes which member gets which partition.
 """
 from __future__ import annotations
 
@@ -51,8 +64,8 @@ from typing import Optional
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
 from kverify.impl.coordinator import behaviours as CB
 from kverify.impl.coordinator.messages import (
-    Errors as E, JoinGroupResponse, OffsetAndMetadata,
-    OffsetCommitRequest, OffsetCommitResponse, SyncGroupResponse)
+    Errors as E, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
+    OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse, SyncGroupRequest, SyncGroupResponse)
 from kverify.impl.coordinator.records import GroupMetadataRecord, OffsetTombstone
 from kverify.impl.member import Member, MemberConfig
 from kverify.impl.member import behaviours as MB
@@ -72,17 +85,17 @@ PARAMS = {
     "static": (False, "members set group.instance.id (static membership)"),
     "group": ("group", "group id (its hash picks the coordinator's offsets partition)"),
     "events": (2, "budget of process starts, restarts and leaves"),
-    "faults": (0, "budget of crashes and pauses"),
+    "faults": (1, "budget of crashes and pauses"),
     "losses": (0, "budget of lost messages"),
-    "ticks": (2, "budget of time jumps"),
-    "settle_ticks": (8, "extra time jumps once `ticks` is spent, only when nothing else can happen and the group is not settled (lets a rebalance finish: recoverability)"),
+    "ticks": (0, "budget of time jumps at any moment (0: time passes only by `settle`, when nothing else can happen)"),
+    "settle_ticks": (8, "extra time jumps once `ticks` is spent, only when nothing else can happen and the group is not settled (lets a rebalance finish: recoverability); every fault (crash, pause, lost message) and every resume refills them"),
     "commits": (1, "budget of offset commits sent"),
     "max_generation": (3, "no events, faults or losses once the group generation reaches this"),
     "max_offset": (1, "log end offset of every partition (bounds consumer positions)"),
     "fifo": (True, "FIFO per connection (TCP); False = any in-flight message may overtake"),
     "tick_choices": (1, "how many of the next distinct deadlines a tick may jump to"),
     "request_timeouts": (False, "request timeouts are tick targets too (time may also pass them on other ticks)"),
-    "synchronous": (False, "timers fire only while no message to or from a running member is in flight, only settled members leave, a process pauses only with no request in flight, a crash loses the requests not yet delivered, the MEMBER_ID_REQUIRED round trip is not interleaved (the abstract model's assumptions; used by refinement)"),
+    "synchronous": (False, "the abstract model's assumptions (used by refinement, model/refine.py): timers fire only while no message to or from a running member is in flight except stragglers, and only stragglers are lost (JoinGroup, SyncGroup and LeaveGroup messages but a JoinGroup without member id and a SyncGroup answer with an assignment; none with static members); no MEMBER_ID_REQUIRED interleaving (nor a pause or crash during that round trip); no leave while the coordinator holds the process's JoinGroup/SyncGroup parked; a crash, leave or restart loses the requests not yet delivered"),
     "expiration": (False, "coordinator offset expiry task on (retention below, checked every `retention_check_ms`)"),
     "retention_ms": (1000, "offsets retention when expiration is on"),
     "retention_check_ms": (5000, "interval of the coordinator's offset expiry task (offsets.retention.check.interval.ms)"),
@@ -105,6 +118,13 @@ SUPPORTS = frozenset({
 # 14196: EAGER + auto-commit, m0 consumes p0 (log end 2) when m1's join makes it rejoin.
 # 13891: COOPERATIVE; the leader's SyncGroup is answered REBALANCE_IN_PROGRESS because another member left
 # meanwhile (with one slot: the late requests of its own previous incarnation, which joined and then left).
+# the fault-free bound the rows below were found at (the defaults before faults became the default):
+# every row starts from it, so that a hunt stays as small and as fast as it was
+FAULT_FREE = {"faults": 0, "losses": 0, "ticks": 2, "request_timeouts": False, "settle_ticks": 8}
+# random walks (kverify verify's walk checks): the default bound lets time pass only by `settle`, which a
+# walker, always offered some other action, almost never takes; with free time jumps short walks reach every
+# `sometimes` property (zombie-fenced needs a paused process to outlive its session)
+WALK_PARAMS = {"ticks": 12, "tick_choices": 1}   # zombie-fenced in about 1 walk of 60 steps in 20
 HUNT_PARAMS = {
     CB.EXPIRE_WHILE_REBALANCING: ({"members": 1, "expiration": True, "retention_ms": 1000, "retention_check_ms": 4000,
                                    "events": 3, "ticks": 3, "tick_choices": 1, "settle_ticks": 0}, "explorer"),
@@ -125,6 +145,7 @@ HUNT_PARAMS = {
     MB.JOIN_PREPARE_ONCE: ({"protocol": "cooperative", "faults": 0, "events": 2, "ticks": 6, "commits": 0,
                             "tick_choices": 3}, "walk"),
 }
+HUNT_PARAMS = {b: (dict(FAULT_FREE, **params), engine) for b, (params, engine) in HUNT_PARAMS.items()}
 COORDINATOR_BEHAVIOURS = frozenset({CB.STALE_GENERATION_COMMIT, CB.NO_GENERATION_BUMP, CB.MATH_ABS_COORDINATOR,
                                     CB.LEADER_NOT_REELECTED, CB.NO_SYNC_BARRIER, CB.STATIC_REPLACE_IN_COMPLETING,
                                     CB.DUPLICATE_STATIC_MEMBER, CB.EXPIRE_WHILE_REBALANCING})
@@ -135,6 +156,8 @@ SESSION_MS, HEARTBEAT_MS, POLL_MS, REQUEST_MS = 10_000, 3_000, 20_000, 30_000
 STATE_CODES = {"Empty": EMPTY, "PreparingRebalance": PREPARING, "CompletingRebalance": COMPLETING,
                "Stable": STABLE, "Dead": DEAD}
 FAULT_ACTIONS = frozenset({"crash", "pause", "lose"})
+_STRAGGLERS = (JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, LeaveGroupRequest, LeaveGroupResponse)
+_FENCING_ERRORS = frozenset({E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION})     # refinement ghost `answers`
 MEMBER_ACTIONS = ("start", "restart", "poll", "commit", "leave", "crash", "pause", "resume")
 
 
@@ -171,14 +194,14 @@ class _RecordingLog:
 
 class WorldState(KeyedState):
     """One state of the world. Never mutated once built; equality and hash use snapshots."""
-    __slots__ = ("coord", "csnap", "members", "msnaps", "net", "started", "paused", "budget",
+    __slots__ = ("coord", "_csnap", "members", "msnaps", "net", "started", "paused", "budget",
                  "delivered", "persisted", "gepoch", "conns", "answers", "counts", "last", "_key", "_hash", "_view", "_g", "_cpart",
-                 "_cviews")
+                 "_cviews", "_polls", "_good")
 
     def __init__(self, coord, csnap, members, msnaps, net, started, paused, budget, delivered, persisted,
                  gepoch, conns, answers, counts, last=None):
         self.coord = coord
-        self.csnap = csnap
+        self._csnap = csnap             # None until asked: engines that never compare states skip it
         self.members = members
         self.msnaps = msnaps
         self.net = net
@@ -198,6 +221,8 @@ class WorldState(KeyedState):
         self._g = _UNSET          # caches, inherited by successors that share the coordinator
         self._cpart = None
         self._cviews = None
+        self._polls = None        # per slot: what poll() would do now (see GroupWorld._poll_trial)
+        self._good = None         # is_quiescent_good, once asked
 
     def group(self, group_id):
         g = self._g
@@ -208,6 +233,13 @@ class WorldState(KeyedState):
     @property
     def now(self) -> int:
         return self.coord.now
+
+    @property
+    def csnap(self):
+        c = self._csnap
+        if c is None:
+            c = self._csnap = self.coord.snapshot()
+        return c
 
     def _compute_key(self):
         return (self.csnap, self.msnaps, self.net, self.started, self.paused, self.budget,
@@ -261,6 +293,7 @@ class GroupWorld(Protocol):
         self.fifo = bool(full["fifo"])
         self.max_gen = int(full["max_generation"])
         self.tick_choices = int(full["tick_choices"])
+        self.settle = int(full["settle_ticks"])     # refilled by every fault: time to recover from it
         self.request_timeouts = bool(full["request_timeouts"])
         self.synchronous = bool(full["synchronous"])
         self.coord_behaviours = self.behaviours & COORDINATOR_BEHAVIOURS
@@ -307,6 +340,7 @@ class GroupWorld(Protocol):
             self._some += (Sometimes("offsets-expired", "the coordinator's expiry task deletes committed offsets",
                                      lambda s: any(e.expired_in >= 0 for e in s.last.accepted)),)
         self._init = None
+        self._last_step_views = None
         self._refinement = None
         from kverify.model import refine as _refine
         if _refine.refinable(self):
@@ -344,6 +378,25 @@ class GroupWorld(Protocol):
     def is_fault(self, action) -> bool:
         return action[0] in FAULT_ACTIONS
 
+    def subsumption(self, s):
+        """(the canonical key without the fault and loss budgets, (faults, losses)). Those two budgets
+        only gate crash/pause and lose (fault actions, which only decrease them), nothing else reads
+        them, so a state with more of them can do all the same and more (model/protocol.py): e.g. the
+        state after pause + resume is the state before with one fault fewer, and is not explored again."""
+        k = self.canonical(s)
+        ev, fa, lo, ti, co, se = k[5]
+        return k[:5] + ((ev, ti, co, se),) + k[6:], (fa, lo)
+
+    def canonical(self, s):
+        """The state's key with each slot's correlation ids renumbered base+1, base+2, ... in their
+        order, the member's next id right after them (`_renumber_cids`). Sound: cids are only ever
+        compared for equality and order and mapped to their slot (cid // CID_STRIDE), all of which an
+        order-preserving renaming inside the slot's range keeps, and every id a member issues later is
+        above all of them in both states; so two states with equal canonical keys have the same
+        futures up to that renaming (the explorer rebuilds traces from the concrete states)."""
+        k = s._key          # neither is kept: the explorer asks once per state, and its frontier holds states
+        return _renumber_cids(k if k is not None else s._compute_key(), self.n)
+
     def abstract(self, s):
         """What the group invariants see (coverage counting): the group and the clients, without the
         coordinator's timers, correlation ids, clocks and the network."""
@@ -360,7 +413,8 @@ class GroupWorld(Protocol):
             if focus:       # the MEMBER_ID_REQUIRED round trip completes before anything else happens
                 m = focus[0]
                 return ([("deliver", m, cid) for cid in s.net.deliverable(REQ, m, self.fifo)]
-                        + [("receive", m, cid) for cid in s.net.deliverable(RESP, m, self.fifo) if not s.paused[m]])
+                        + [("receive", m, cid) for cid in s.net.deliverable(RESP, m, self.fifo) if not s.paused[m]]
+                        + ([("resume", m)] if s.paused[m] else []))   # (paused before the round trip began)
         out = []
         for m in range(self.n):
             mem = s.members[m]
@@ -370,15 +424,14 @@ class GroupWorld(Protocol):
                     out.append(("start", m))
             elif mem.alive and not paused:
                 stoppable = not self.synchronous or not self._pending(g, m)
-                if self._poll_useful(mem, s.now):
+                if self._poll_trial(s, m)[2]:
                     out.append(("poll", m))
                 if commits and self._would_commit(mem):
                     out.append(("commit", m))
-                if events and env_ok and (not self.synchronous or self._settled(mem)):
+                if events and env_ok and (not self.synchronous or not self._parked(g, mem)):
                     out.append(("leave", m))
                 if faults and env_ok and stoppable:
-                    if not self.synchronous or (s.answers[m] is not None and not s.net.requests[m]):
-                        out.append(("pause", m))
+                    out.append(("pause", m))
                     out.append(("crash", m))
             elif mem.alive:
                 out.append(("resume", m))
@@ -386,20 +439,24 @@ class GroupWorld(Protocol):
                     out.append(("crash", m))
             elif events and env_ok and self._may_restart(g, m):
                 out.append(("restart", m))
-            for cid in s.net.deliverable(REQ, m, self.fifo):
+            to_deliver = s.net.deliverable(REQ, m, self.fifo)
+            to_receive = s.net.deliverable(RESP, m, self.fifo)
+            for cid in to_deliver:
                 out.append(("deliver", m, cid))
             if not paused:
-                for cid in s.net.deliverable(RESP, m, self.fifo):
+                for cid in to_receive:
                     out.append(("receive", m, cid))
             if losses and env_ok:
-                for cid in s.net.deliverable(REQ, m, self.fifo):
-                    out.append(("lose", REQ, m, cid))
-                for cid in s.net.deliverable(RESP, m, self.fifo):
-                    out.append(("lose", RESP, m, cid))
+                for cid in to_deliver:
+                    if not self.synchronous or self._losable(s.net.requests[m], cid):
+                        out.append(("lose", REQ, m, cid))
+                for cid in to_receive:
+                    if not self.synchronous or self._losable(s.net.responses[m], cid):
+                        out.append(("lose", RESP, m, cid))
         if ticks and (not self.synchronous or self._network_idle(s)):
             for t in self.tick_targets(s):
                 out.append(("tick", t))
-        elif (not ticks and settle and not s.net.size() and not any(a[0] == "poll" for a in out)
+        elif (not ticks and settle and s.net.idle() and not any(a[0] == "poll" for a in out)
               and not self.is_quiescent_good(s)):
             for t in self.tick_targets(s)[:1]:
                 out.append(("settle", t))
@@ -423,26 +480,55 @@ class GroupWorld(Protocol):
         prefix = f"m{m}-"
         return g is not None and any(pid.startswith(prefix) for pid in g.pending_members)
 
+    def _losable(self, queue, cid) -> bool:
+        """Whether synchronous mode may lose the message `cid` of this queue (see `_straggles`)."""
+        return any(e[0] == cid and self._straggles(e[1]) for e in queue)
+
+    def _straggles(self, msg) -> bool:
+        """Synchronous mode: `msg` may be lost or stay in flight while timers fire (`_straggler`).
+        Nothing does with static members: a static member that misses the join window stays in the
+        group (Kafka's onCompleteJoin removes only dynamic members), the model drops it."""
+        return not self.static and _straggler(msg)
+
     @staticmethod
-    def _settled(mem) -> bool:
-        return mem.state == "STABLE" and mem.join_cid is None and not mem.rejoin_needed
+    def _parked(g, mem) -> bool:
+        """The coordinator holds this process's JoinGroup or SyncGroup parked (answered later). Its
+        LeaveGroup then has no model counterpart (the model removes parked members only through a
+        rebalance), so synchronous mode does not leave then; refinement reads it too."""
+        if mem.join_cid is None:
+            return False
+        me = _held(g, mem)
+        return me is not None and (me.awaiting_join or me.awaiting_sync)
 
     def _network_idle(self, s) -> bool:
-        """No message to or from a running member is in flight (synchronous mode)."""
+        """Synchronous mode: no message to or from a running member is in flight, except stragglers
+        (`_straggler`: the ones that may also be lost)."""
         for m in range(self.n):
             if s.started[m] and s.members[m].alive and not s.paused[m]:
-                if s.net.requests[m] or s.net.responses[m]:
-                    return False
+                for q in (s.net.requests[m], s.net.responses[m]):
+                    for e in q:
+                        if not self._straggles(e[1]):
+                            return False
         return True
 
-    @staticmethod
-    def _poll_useful(mem, now) -> bool:
-        """poll() would send something or change the member (else it is a stutter, not a step)."""
-        trial = mem.copy()
-        return bool(trial.poll(now)) or trial.snapshot() != mem.snapshot()
+    def _poll_trial(self, s, m) -> tuple:
+        """(requests, member after the call, useful, its snapshot) of poll() by slot m in state s;
+        `useful`: poll() would send something or change the member (else it is a stutter, not a
+        step). Computed once per state: `actions` asks, the poll step reuses it, and successors
+        that keep the same member object at the same time inherit it (see `_build`)."""
+        polls = s._polls
+        if polls is None:
+            polls = s._polls = [None] * self.n
+        t = polls[m]
+        if t is None:
+            trial = s.members[m].copy()
+            reqs = tuple(trial.poll(s.now))
+            snap = trial.snapshot()
+            t = polls[m] = (reqs, trial, bool(reqs) or snap != s.msnaps[m], snap)
+        return t
 
     def _may_restart(self, g, m) -> bool:
-        if self.static or g is None:
+        if g is None or (self.static and not self.synchronous):
             return True
         cid = f"m{m}"
         return all(v.client_id != cid for v in g.members.values())
@@ -481,7 +567,7 @@ class GroupWorld(Protocol):
         if kind == "lose":
             _msg, net = s.net.take(a[1], a[2], a[3])
             ev, fa, lo, ti, co, se = s.budget
-            return self._build(s, net=net, budget=(ev, fa, lo - 1, ti, co, se))
+            return self._build(s, net=net, budget=(ev, fa, lo - 1, ti, co, self.settle))
         if kind in ("tick", "settle"):
             return self._tick(s, a[1], kind == "settle")
         raise ValueError(f"group-world: unknown action {a!r}")
@@ -492,10 +578,15 @@ class GroupWorld(Protocol):
         now = s.now
         started, paused = s.started, s.paused
         if kind == "pause":
-            return self._build(s, paused=_set(paused, m, True), budget=(ev, fa - 1, lo, ti, co, se))
-        if kind == "resume":
-            return self._build(s, paused=_set(paused, m, False))
-        mem = s.members[m].copy()
+            return self._build(s, paused=_set(paused, m, True), budget=(ev, fa - 1, lo, ti, co, self.settle))
+        if kind == "resume":        # the pause is over: the time to recover from it counts from here
+            return self._build(s, paused=_set(paused, m, False), budget=(ev, fa, lo, ti, co, self.settle))
+        known = None
+        if kind == "poll":
+            reqs, mem, _useful, snap = self._poll_trial(s, m)   # never mutated: shared with the memo
+            known = {m: snap}
+        else:
+            mem = s.members[m].copy()
         if kind == "start":
             reqs = mem.start(now)
             started = _set(started, m, True)
@@ -505,7 +596,7 @@ class GroupWorld(Protocol):
             paused = _set(paused, m, False)
             ev -= 1
         elif kind == "poll":
-            reqs = mem.poll(now)
+            pass
         elif kind == "commit":
             reqs = mem.commit(None, now)
             co -= 1
@@ -516,6 +607,7 @@ class GroupWorld(Protocol):
             reqs = mem.crash(now)
             paused = _set(paused, m, False)
             fa -= 1
+            se = self.settle
         members = _set(s.members, m, mem)
         handed = self._handover(m, s.members[m], mem)
         dropped = self._abandon(m, s.members[m], mem, None)
@@ -529,7 +621,7 @@ class GroupWorld(Protocol):
         answers = s.answers if mem.alive else _set(s.answers, m, None)
         if kind in ("start", "restart"):
             answers = _set(answers, m, None)
-        return self._build(s, members=members, changed=(m,), net=net.send(m, reqs, conn), started=started,
+        return self._build(s, members=members, changed=(m,), snaps=known, net=net.send(m, reqs, conn), started=started,
                            paused=paused, budget=(ev, fa, lo, ti, co, se), conns=conns, answers=answers,
                            last=StepInfo(handovers=handed, abandoned=dropped) if handed or dropped else None)
 
@@ -679,13 +771,15 @@ class GroupWorld(Protocol):
         elif before is None and after is not None and after.state != "Empty":
             passed = _passed(EMPTY, STATE_CODES[after.state], after.generation_id)
         coord._log = None   # the recording log belongs to this step only
-        answers = self._answers(s, after, replies)
-        counts = s.counts
-        for ev in accepted:
-            if ev.member >= 0:
-                counts = tuple(c + ((ev.partitions >> q) & 1) for q, c in enumerate(counts))
-        return self._build(s, coord=coord, net=net, delivered=delivered, persisted=persisted, gepoch=gepoch,
-                           answers=answers, counts=counts, last=StepInfo(accepted, passed, tuple(replies), handovers, abandoned))
+        answers, counts = s.answers, s.counts
+        if self.synchronous:    # ghosts only refinement reads: elsewhere they would only split equal states
+            answers = self._answers(s, after, replies)
+            for ev in accepted:
+                if ev.member >= 0:
+                    counts = tuple(c + ((ev.partitions >> q) & 1) for q, c in enumerate(counts))
+        return self._build(s, coord=coord, group=after, net=net, delivered=delivered, persisted=persisted,
+                           gepoch=gepoch, answers=answers, counts=counts,
+                           last=StepInfo(accepted, passed, tuple(replies), handovers, abandoned))
 
     def _answers(self, s, g, replies) -> tuple:
         """Ghost for refinement: per slot, the coordinator's last group-protocol answer to the current
@@ -697,8 +791,7 @@ class GroupWorld(Protocol):
         answers = list(s.answers)
         for m in range(self.n):
             if answers[m] is None and g is not None and s.started[m] and s.members[m].alive:
-                mid = s.members[m].generation.member_id
-                if mid and mid in g.members:
+                if _held(g, s.members[m]) is not None:
                     answers[m] = ("idle", -1, 0, -1)
         for r in replies:
             m = r.correlation_id // CID_STRIDE - 1
@@ -709,7 +802,9 @@ class GroupWorld(Protocol):
             if isinstance(resp, JoinGroupResponse):
                 if resp.error == E.NONE:
                     answers[m] = ("join", resp.generation_id, 0, acted)
-                elif resp.error != E.MEMBER_ID_REQUIRED:
+                elif resp.error != E.MEMBER_ID_REQUIRED and kind != "sync":
+                    # (a stable member's failed rejoin stays stable: the model's rejoin is the JoinGroup
+                    # the coordinator accepts, after a heartbeat error or a lost message)
                     answers[m] = ("idle", gen, 0, acted)
             elif isinstance(resp, SyncGroupResponse):
                 if resp.error == E.NONE and g is not None:
@@ -723,19 +818,22 @@ class GroupWorld(Protocol):
             elif isinstance(resp, OffsetCommitResponse):
                 if any(err != E.NONE for _tp, err in resp.partition_errors):
                     answers[m] = ("idle", gen, 0, acted)
+            elif kind == "join" and isinstance(resp, HeartbeatResponse) and resp.error in _FENCING_ERRORS:
+                # a member waiting for its SyncGroup answer learns it is out (its SyncGroup was lost)
+                answers[m] = ("idle", gen, 0, acted)
         return tuple(answers)
 
-    def _build(self, s, *, coord=None, members=None, changed=(), net=None, started=None, paused=None,
+    def _build(self, s, *, coord=None, group=_UNSET, members=None, changed=(), snaps=None, net=None, started=None, paused=None,
                budget=None, delivered=None, persisted=None, gepoch=None, conns=None, answers=None, counts=None,
                last=None, defer=False):
         coord = s.coord if coord is None else coord
-        csnap = s.csnap if coord is s.coord else coord.snapshot()
+        csnap = s._csnap if coord is s.coord else None      # the new coordinator's: computed when asked
         members = s.members if members is None else members
         msnaps = s.msnaps
         if changed:
             ms = list(msnaps)
             for m in changed:
-                ms[m] = members[m].snapshot()
+                ms[m] = snaps[m] if snaps is not None and m in snaps else members[m].snapshot()
             msnaps = tuple(ms)
         net = s.net if net is None else net
         if conns is not None and conns != s.conns:
@@ -755,7 +853,9 @@ class GroupWorld(Protocol):
                          s.answers if answers is None else answers,
                          s.counts if counts is None else counts,
                          last if last is not None else _NO_STEP)
-        if coord is s.coord:
+        if coord is not s.coord:
+            out._g = group          # the view the step already took of the new coordinator (or _UNSET)
+        else:
             out._g = s._g
             out._cpart = s._cpart
             if s._cviews is not None:
@@ -766,6 +866,10 @@ class GroupWorld(Protocol):
                         cv[m] = None
                     cv = tuple(cv)
                 out._cviews = cv
+        polls = s._polls
+        if polls is not None and coord.now == s.coord.now:
+            old = s.members
+            out._polls = [t if t is not None and members[m] is old[m] else None for m, t in enumerate(polls)]
         return out
 
     # --- reading the coordinator --------------------------------------------------------------------
@@ -876,6 +980,15 @@ class GroupWorld(Protocol):
                                      for _tp, err in r.response.partition_errors)
 
     def step_views(self, prev: WorldState, action, nxt: WorldState):
+        """(view before, view after with the step's events); the engines check every step invariant
+        on the same step in a row, so the last answer is kept (one pair: no state is kept alive)."""
+        last = self._last_step_views
+        if last is not None and last[0] is prev and last[1] is nxt:
+            return last[2]
+        out = self._last_step_views = (prev, nxt, self._step_views(prev, nxt))
+        return out[2]
+
+    def _step_views(self, prev: WorldState, nxt: WorldState):
         a = self.view(prev)
         b = self.view(nxt)
         info = nxt.last
@@ -996,6 +1109,12 @@ class GroupWorld(Protocol):
 
     # --- settled, healthy states --------------------------------------------------------------------
     def is_quiescent_good(self, s: WorldState) -> bool:
+        good = s._good
+        if good is None:
+            good = s._good = self._quiescent_good(s)     # asked by `actions` (settle) and the explorer
+        return good
+
+    def _quiescent_good(self, s: WorldState) -> bool:
         live = [m for m in range(self.n) if s.started[m] and s.members[m].alive]
         if any(s.paused[m] for m in live):
             return False
@@ -1022,6 +1141,77 @@ class GroupWorld(Protocol):
 
 
 # --- helpers ------------------------------------------------------------------------------------------
+def _held(g, mem):
+    """The coordinator's member (MemberView) for this process, or None: by its member id, or, for a
+    static member that has no member id yet (its first JoinGroup is not answered), by its instance."""
+    if g is None:
+        return None
+    mid = mem.generation.member_id
+    if not mid and mem.config.instance_id is not None:
+        mid = g.static_members.get(mem.config.instance_id)
+    return g.members.get(mid) if mid else None
+
+
+def _straggler(msg) -> bool:
+    """Synchronous mode: a message that may be lost or stay in flight while timers fire. JoinGroup,
+    SyncGroup and LeaveGroup messages, except a SyncGroup answer with an assignment: the model hands
+    that over atomically, and a member that never gets it rejoins unprompted after its request
+    timeout, which the model's stable members never do. Not an OffsetCommit request: the model's
+    commits always arrive (no step drops a commit in flight while its process lives on). Nothing
+    else: a member waiting in vain for a heartbeat, fetch or commit answer disconnects when its
+    timer gives up, abandoning a SyncGroup parked at the coordinator, and its rejoin (new metadata:
+    its generation) rebalances a CompletingRebalance group, which the model's rejoin never does."""
+    if isinstance(msg, SyncGroupResponse):
+        return msg.error != E.NONE
+    if isinstance(msg, JoinGroupRequest) and not msg.member_id:
+        # one that arrives after its member gave up on it leaves a pending member behind (its
+        # MEMBER_ID_REQUIRED answer is unwanted), blocking the join phase until it expires
+        return False
+    return isinstance(msg, _STRAGGLERS)
+
+
+def _renumber_cids(key: tuple, n: int) -> tuple:
+    """`key` (WorldState._compute_key) with the correlation ids of each slot renamed in order (see
+    GroupWorld.canonical). Where they live: the member snapshot (next id, join_cid, in-flight table,
+    blocked commit, onJoinPrepare commit), the slot's network queues (requests also carry it as
+    their last field, dropped here), and the coordinator's parked JoinGroup/SyncGroup per member."""
+    csnap, msnaps, (requests, responses) = key[0], key[1], key[2]
+    groups = csnap[1]
+    parked = [cid for g in groups for cm in g[7] for cid in (cm[10], cm[11]) if cid is not None]
+    ren = {}
+    new_msnaps = []
+    for m in range(n):
+        ms = msnaps[m]
+        ids = [cid for cid, _f in ms[24]]
+        ids += [e[0] for e in requests[m]]
+        ids += [e[0] for e in responses[m]]
+        b, pc = ms[25], ms[27]
+        if ms[10] is not None:
+            ids.append(ms[10])
+        if b is not None and b.cid is not None:
+            ids.append(b.cid)
+        if pc is not None and pc[0] is not None:
+            ids.append(pc[0])
+        base = (m + 1) * CID_STRIDE
+        if parked:
+            ids += [cid for cid in parked if base < cid < base + CID_STRIDE]
+        ids = sorted(set(ids)) if len(ids) > 1 else ids
+        for i, cid in enumerate(ids, 1):
+            ren[cid] = base + i
+        new_msnaps.append(
+            (ms[0], base + len(ids) + 1) + ms[2:10] + (ren.get(ms[10]),) + ms[11:24]
+            + (tuple([(ren[cid], f) for cid, f in ms[24]]),
+               None if b is None else b[:-1] + (ren.get(b.cid),), ms[26],
+               None if pc is None else (ren.get(pc[0]), pc[1])) + ms[28:])
+    reqs = tuple([tuple([(ren[e[0]], e[1][:-1], e[2]) for e in q]) if q else q for q in requests])
+    resps = tuple([tuple([(ren[e[0]], e[1]) for e in q]) if q else q for q in responses])
+    if parked:
+        groups = tuple([g[:7] + (tuple([cm[:10] + (ren.get(cm[10]), ren.get(cm[11])) + cm[12:] for cm in g[7]]),)
+                        + g[8:] for g in groups])
+        csnap = (csnap[0], groups) + csnap[2:]
+    return (csnap, tuple(new_msnaps), (reqs, resps)) + key[3:]
+
+
 def _renumber(net: Net, conns: tuple):
     """Connection numbers only tell connections with requests in flight apart: number them 0.. in
     order of age, the current one last (equal situations give equal states)."""
@@ -1039,7 +1229,7 @@ def _renumber(net: Net, conns: tuple):
         ren = {c: i for i, c in enumerate(order)}
         reqs[m] = tuple((e[0], e[1], ren[e[2]]) for e in q)
         out[m] = ren[conns[m]]
-    return net._replace(requests=tuple(reqs)), tuple(out)
+    return Net(tuple(reqs), net.responses), tuple(out)
 
 
 def _reconnect(conns: tuple, m: int, old, new, answered) -> tuple:

@@ -28,11 +28,11 @@ class Net(NamedTuple):
         if not requests:
             return self
         q = self.requests[slot] + tuple((r.correlation_id, r, conn) for r in requests)
-        return self._replace(requests=_set(self.requests, slot, q))
+        return Net(_set(self.requests, slot, q), self.responses)
 
     def reply(self, slot: int, cid: int, response) -> "Net":
         q = self.responses[slot] + ((cid, response),)
-        return self._replace(responses=_set(self.responses, slot, q))
+        return Net(self.requests, _set(self.responses, slot, q))
 
     def deliverable(self, kind: str, slot: int, fifo: bool) -> tuple:
         """Correlation ids of `kind` messages of `slot` that may be delivered (or lost) now."""
@@ -58,13 +58,13 @@ class Net(NamedTuple):
             c, msg = e[0], e[1]
             if c == cid:
                 rest = _set(queues, slot, q[:i] + q[i + 1:])
-                return msg, (self._replace(requests=rest) if kind == REQ else self._replace(responses=rest))
+                return msg, (Net(rest, self.responses) if kind == REQ else Net(self.requests, rest))
         raise KeyError(f"no {kind} {cid} in flight for slot {slot}")
 
     def drop_requests(self, slot: int) -> "Net":
         if not self.requests[slot]:
             return self
-        return self._replace(requests=_set(self.requests, slot, ()))
+        return Net(_set(self.requests, slot, ()), self.responses)
 
     def drop_responses(self, slot: int, keep) -> "Net":
         """Keep only the responses of `slot` whose cid satisfies `keep` (the others would be ignored)."""
@@ -74,10 +74,14 @@ class Net(NamedTuple):
         kept = tuple(e for e in q if keep(e[0]))
         if len(kept) == len(q):
             return self
-        return self._replace(responses=_set(self.responses, slot, kept))
+        return Net(self.requests, _set(self.responses, slot, kept))
 
     def size(self) -> int:
-        return sum(len(q) for q in self.requests) + sum(len(q) for q in self.responses)
+        return sum(map(len, self.requests)) + sum(map(len, self.responses))
+
+    def idle(self) -> bool:
+        """Nothing in flight."""
+        return not (any(self.requests) or any(self.responses))
 
 
 def _set(t: tuple, i: int, value) -> tuple:

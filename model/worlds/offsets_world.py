@@ -116,6 +116,7 @@ class OWState(KeyedState):
 
 class OffsetsWorld(Protocol):
     name = "offsets-world"
+    memo_safe = True      # equal states: same actions, equal successors, same verdicts (model/walk.py)
 
     def __init__(self, params: dict, behaviours: frozenset = frozenset()):
         full = {k: v[0] for k, v in PARAMS.items()}
@@ -157,6 +158,7 @@ class OffsetsWorld(Protocol):
                 w.run("handle_broker_changes")
                 w.run("deliver_all")
             w.complete_loads()
+            w.cluster.renumber_messages()
             budget = r.init_states()[0].budget[:RW.RECORDS] + (int(self.params["commits"]),) + \
                 r.init_states()[0].budget[RW.RECORDS + 1:]
             self._init = [OWState(w, (None, (1,) * self.np, (0,) * self.np), budget)]
@@ -203,6 +205,7 @@ class OffsetsWorld(Protocol):
             inflight = None
         if inflight is not None and not w.cluster.brokers[inflight[3]].alive:
             inflight = None     # the connection died with the broker: the client sees the commit fail
+        w.cluster.renumber_messages()
         return OWState(w, (inflight, nxt, acked), budget)
 
     # --- properties -------------------------------------------------------------------------------------------
