@@ -3,8 +3,6 @@ model/group.py: at small bounds every transition the Python model takes is one o
 (same action enabled, same successor), every action the encoding enables is enabled in Python, and
 Z3 models of the transition relation from reachable states are Python transitions ("and vice
 versa"). Then the inductive proofs and their counterexamples."""
-from collections import deque
-
 import pytest
 import z3
 
@@ -12,25 +10,7 @@ from kverify.model.group import SUPPORTS, GroupModel
 from kverify.model.proofs import group_inductive as G
 from kverify.model.proofs import to_record
 from kverify.model.proofs.bmc import bmc
-
-
-def _reachable(model: GroupModel, limit: int):
-    """BFS over raw states (no symmetry): (state, [(action, successor)]) for up to `limit` states."""
-    init = model.init_states()
-    seen = set(init)
-    queue = deque(init)
-    out = []
-    while queue and len(out) < limit:
-        s = queue.popleft()
-        succ = []
-        for a in model.actions(s):
-            t = model.step(s, a)
-            succ.append((a, t))
-            if t not in seen:
-                seen.add(t)
-                queue.append(t)
-        out.append((s, succ))
-    return out
+from proof_helpers import reachable
 
 
 PARAMS = {"members": 2, "partitions": 2, "events": 3, "faults": 1, "commits": 2, "max_generation": 3}
@@ -40,7 +20,7 @@ CASES = [(PARAMS, frozenset())] + [(PARAMS, frozenset({b})) for b in sorted(SUPP
 
 def _sample(model: GroupModel, every: int, limit: int = 10**6):
     """The shallow states (BFS order) plus every `every`-th state of the first `limit` reachable ones."""
-    full = _reachable(model, limit)
+    full = reachable(model, limit)
     return full[:150] + full[150::every]
 
 
@@ -131,7 +111,7 @@ def test_encoding_rejects_a_wrong_successor():
     model = GroupModel(PARAMS)
     enc = G.Enc(model.n, model.p)
     s, t = enc.state("s"), enc.state("t")
-    state = _reachable(model, 50)[-1][0]
+    state = reachable(model, 50)[-1][0]
     a = model.actions(state)[0]
     nxt = G.values_of(model.step(state, a), model.n, model.p)
     sol = z3.Solver()

@@ -4,7 +4,6 @@ of the encoding's (same action enabled, same successor), every action the encodi
 enabled in Python, and the Z3 models of the transition relation from reachable states are exactly
 the Python successors. Then the BMC counterexamples (replayed in the explicit model), the obligation
 framework's handling of behaviours the encoding does not cover, and a mutated encoding caught."""
-from collections import deque
 
 import pytest
 import z3
@@ -12,6 +11,7 @@ import z3
 from kverify.model import replication as R
 from kverify.model.proofs import by_name, to_record
 from kverify.model.proofs import replication_inductive as RI
+from proof_helpers import reachable
 
 
 def _model(params, behaviours=frozenset()):
@@ -20,25 +20,8 @@ def _model(params, behaviours=frozenset()):
     return R.ReplicationModel(p, frozenset(behaviours)), p
 
 
-def _reachable(model, limit):
-    """BFS over raw states: (state, [(action, successor)]) for up to `limit` states."""
-    init = model.init_states()
-    seen, queue, out = set(init), deque(init), []
-    while queue and len(out) < limit:
-        s = queue.popleft()
-        succ = []
-        for a in model.actions(s):
-            t = model.step(s, a)
-            succ.append((a, t))
-            if t not in seen:
-                seen.add(t)
-                queue.append(t)
-        out.append((s, succ))
-    return out
-
-
 def _sample(model, limit, every):
-    full = _reachable(model, limit)
+    full = reachable(model, limit)
     return full[:120] + full[120::every]
 
 
@@ -133,7 +116,7 @@ def test_encoding_rejects_a_wrong_successor_and_a_mutated_rule():
     model, p = _model(FULL)
     enc = RI.Enc(model.n)
     s, t = enc.state("s"), enc.state("t")
-    state = _reachable(model, 60)[-1][0]
+    state = reachable(model, 60)[-1][0]
     a = model.actions(state)[0]
     nxt = RI.values_of(model.step(state, a), model.n)
     sol = z3.Solver()
@@ -149,7 +132,7 @@ def test_encoding_rejects_a_wrong_successor_and_a_mutated_rule():
     ms = mut.state("s")
     acts = [(act, nx) for _, act, _, nx in mut.actions(ms) if act[0] == "crash"]
     disagree = False
-    for state, succ in _reachable(model, 400):
+    for state, succ in reachable(model, 400):
         sol = z3.Solver()
         sol.add(mut.equals(ms, RI.values_of(state, model.n)), mut.pin(p))
         assert sol.check() == z3.sat
@@ -208,22 +191,53 @@ def test_behaviours_the_encoding_does_not_cover_give_unknown_not_proved():
     assert ob.expected(frozenset({"no-generation-bump"})) == "proved"
     assert by_name("group-exclusive-ownership").expected(other) == "proved"
     assert ob.expected(frozenset({R.B.TRUNCATE_TO_HW})) == "falsified"
+    # the I-LCC strengthening is stated for MinISR >= 2: with MinISR 1 nothing is claimed
+    shrink = frozenset({R.B.ISR_SHRINKS_TO_LEADER})
+    assert ob.expected(shrink) == "unknown" and ob.check(shrink).status == "unknown"
+    assert by_name("replication-i-dur").expected(shrink) == "falsified"
 
 
-def test_open_obligations_are_run_only_when_asked():
+def test_replication_obligations_are_default_obligations_now():
+    """Proved, so in the default `kverify prove` list and the suite's gate; nothing is left open."""
     from kverify.model.proofs import all_obligations
 
     default = {o.name for o in all_obligations()}
     full = {o.name for o in all_obligations(include_open=True)}
-    assert full - default == {"replication-i-dur", "replication-i-lcc"}
+    assert {"replication-i-dur", "replication-i-lcc"} <= default and full == default
 
 
-def test_correct_model_is_never_claimed_proved_without_an_inductive_strengthening():
-    """Until the strengthening closes, the correct model yields `unknown` with a counterexample to
-    induction (a pre-state satisfying the stated conjuncts), never `proved` and never `falsified`."""
-    res = by_name("replication-i-lcc").check(frozenset())
-    assert res.status == "unknown" and "not inductive" in res.detail
-    assert res.counterexample["kind"] == "consecution" and len(res.counterexample["trace"]) == 2
+def test_correct_model_is_proved_by_1_induction_with_the_named_strengthening():
+    """The detail of a proof names the method, the bounds and every strengthening conjunct (the same ones the
+    reachable-state test checks on the explicit model). The full obligations (2..3 replicas, ~9 s each) are
+    proved in tests/test_proofs.py; here the 2-replica run keeps this file fast."""
+    res = RI._run("i-lcc", RI.I_LCC_BREAKING, (2,))(frozenset())
+    assert res.status == "proved", res.detail
+    assert res.detail.startswith("1-induction: inductive for 2 replicas")
+    assert "lossy restarts < MinISR" in RI._run("i-dur", RI.I_DUR_BREAKING, (2,))(frozenset()).detail
+    enc = RI.Enc(3)
+    assert tuple(RI.strengthening(enc, enc.state("s"))) == RI.STRENGTHENING_NAMES
+    assert all(c in res.detail for c in RI.STRENGTHENING_NAMES)
+
+
+@pytest.mark.parametrize("drop", ["unblocked-leader-covers-electable", "leader-of-a-lagging-electable-holds-committed",
+                                  "elr-members-joined-while-the-isr-stayed-small"])
+def test_without_a_quorum_conjunct_induction_fails_with_a_cti(drop):
+    """The quorum argument is needed: dropping one of its conjuncts gives a counterexample to induction for
+    3 replicas (a pre-state satisfying the rest, and the step that breaks it), never `proved`."""
+    names = tuple(x for x in RI.STRENGTHENING_NAMES if x != drop)
+    status, cti = RI.check_inductive("i-lcc", 3, names=names)
+    assert status == "falsified" and cti["kind"] == "consecution" and len(cti["trace"]) == 2
+
+
+def test_the_proof_needs_its_assumption_and_its_holder_count():
+    """Without the assumption lossy < MinISR, or without the electable-count conjunct (the holders of the
+    committed prefix), I-DUR is not inductive: the checker does find counterexamples to induction."""
+    assert RI.check_inductive("i-dur", 2)[0] == "proved"
+    status, cti = RI.check_inductive("i-dur", 2, assume=False)
+    assert status == "falsified" and cti["kind"] == "consecution"
+    names = tuple(x for x in RI.STRENGTHENING_NAMES if x != "electable-count")
+    status, cti = RI.check_inductive("i-dur", 2, names=names)
+    assert status == "falsified" and cti["action"].startswith("restart")
 
 
 @pytest.mark.parametrize("params", [FULL, CASES[1][0]], ids=["2r", "3r"])

@@ -14,10 +14,11 @@ def test_gate_baseline_flow(tmp_path):
     base = tmp_path / "baseline.json"
     base.write_text(json.dumps({"violations": []}))
     only = ["--only", "explore:group", "--only", "z3"]
-    ok = kv("verify", "--profile", "quick", "--seed", "1", "--out", str(out1), "--baseline", str(base), *only)
+    # the passing run without z3 (its obligations take the longest; runs 2 and 3 gate a z3 violation)
+    ok = kv("verify", "--profile", "quick", "--seed", "1", "--out", str(out1), "--baseline", str(base), *only[:2])
     assert ok.returncode == 0, ok.stdout + ok.stderr
     summary = json.loads((out1 / "summary.json").read_text())
-    assert summary["passed"] and {c["name"] for c in summary["checks"]} >= {"explore:group", "explore:group-world", "z3:obligations"}
+    assert summary["passed"] and {c["name"] for c in summary["checks"]} == {"explore:group", "explore:group-world"}
     suite = ET.parse(out1 / "junit.xml").getroot()
     assert int(suite.get("tests")) == len(summary["checks"]) and suite.get("failures") == "0"
     assert (out1 / "index.html").read_text().count('class="check"') == len(summary["checks"])

@@ -17,8 +17,8 @@ def add_arguments(parser):
                         help="switch on a historical behaviour (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the obligations and exit")
     parser.add_argument("--open", action="store_true",
-                        help="also run the obligations whose inductive proof is still open (replication-i-dur, "
-                             "replication-i-lcc; they are always run when named)")
+                        help="also run the obligations whose inductive proof is still open (none at present; "
+                             "they are always run when named)")
     parser.add_argument("--out", default=os.path.join("reports", "out", "prove"),
                         help="folder for counterexample reports (default reports/out/prove)")
 

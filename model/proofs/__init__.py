@@ -65,7 +65,7 @@ def all_obligations(include_open: bool = False) -> list[Obligation]:
                                       sticky_optimum)
 
     out: list[Obligation] = []
-    for mod in (coordinator_selection, assignor_arith, group_inductive, sticky_optimum):
+    for mod in (coordinator_selection, assignor_arith, group_inductive, sticky_optimum, replication_inductive):
         out.extend(mod.obligations())
     if include_open:
         out.extend(open_obligations())
@@ -77,7 +77,7 @@ def open_obligations() -> list[Obligation]:
     on the correct model they report `unknown` with a counterexample to induction."""
     from kverify.model.proofs import replication_inductive
 
-    return replication_inductive.obligations()
+    return replication_inductive.open_obligations()
 
 
 def by_name(name: str) -> Obligation:

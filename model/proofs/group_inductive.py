@@ -43,7 +43,7 @@ from kverify.model.group import (CSTABLE, DOWN, IDLE, JOINING, PAUSED, PREP_INIT
                                  SYNCING)
 from kverify.invariants.group import BROKEN_BY
 from kverify.model.proofs import Obligation, Result
-from kverify.model.proofs.bmc import bmc
+from kverify.model.proofs.bmc import bmc, default_decode
 
 MEMBERS = 8
 PARTITION_COUNTS = (1, 2)
@@ -648,11 +648,7 @@ def values_of(state, n: int, p: int, unclean: bool = False) -> dict:
 
 
 def model_values(enc: Enc, model, s: dict) -> dict:
-    out = {}
-    for name, kind in enc.fields():
-        x = model.eval(s[name], model_completion=True)
-        out[name] = z3.is_true(x) if kind == "bool" else x.as_long()
-    return out
+    return default_decode(model, {name: s[name] for name, _ in enc.fields()})
 
 
 def describe_values(v: dict, n: int, p: int) -> dict:
