@@ -50,6 +50,15 @@ class BmcResult:
         return {"kind": "bmc", "depth": self.depth, "violation": self.violation, "trace": self.trace}
 
 
+def z3_var(name: str, kind: str, width: int):
+    """A state field's Z3 variable: kind "int", "bool", or any bit-vector kind of the given width."""
+    if kind == "int":
+        return z3.Int(name)
+    if kind == "bool":
+        return z3.Bool(name)
+    return z3.BitVec(name, width)
+
+
 def default_decode(model: z3.ModelRef, s: dict) -> dict:
     out = {}
     for name, term in s.items():

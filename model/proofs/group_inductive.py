@@ -43,7 +43,7 @@ from kverify.model.group import (CSTABLE, DOWN, IDLE, JOINING, PAUSED, PREP_INIT
                                  SYNCING)
 from kverify.invariants.group import BROKEN_BY
 from kverify.model.proofs import Obligation, Result
-from kverify.model.proofs.bmc import bmc, default_decode
+from kverify.model.proofs.bmc import bmc, default_decode, z3_var
 
 MEMBERS = 8
 PARTITION_COUNTS = (1, 2)
@@ -84,12 +84,7 @@ class Enc:
         return out
 
     def var(self, name, kind, tag):
-        full = f"{name}_{tag}"
-        if kind == "int":
-            return z3.Int(full)
-        if kind == "bool":
-            return z3.Bool(full)
-        return z3.BitVec(full, self.n if kind == "mbv" else self.p)
+        return z3_var(f"{name}_{tag}", kind, self.n if kind == "mbv" else self.p)
 
     def state(self, tag: str) -> dict:
         return {name: self.var(name, kind, tag) for name, kind in self.fields()}

@@ -74,7 +74,7 @@ import z3
 from kverify.impl.replication import behaviours as B
 from kverify.model import replication as R
 from kverify.model.proofs import Obligation, Result
-from kverify.model.proofs.bmc import default_decode
+from kverify.model.proofs.bmc import default_decode, z3_var
 
 LOG = 2            # log slots (records written at most)
 EPOCHS = 2         # symbolic epochs budget <= EPOCHS; leader epochs <= EPOCHS + 1
@@ -118,12 +118,7 @@ class Enc:
         return out
 
     def _var(self, name, kind, tag):
-        full = f"{name}_{tag}"
-        if kind == "int":
-            return z3.Int(full)
-        if kind == "bool":
-            return z3.Bool(full)
-        return z3.BitVec(full, self.n if kind == "bv" else self.n + 2)
+        return z3_var(f"{name}_{tag}", kind, self.n if kind == "bv" else self.n + 2)
 
     def state(self, tag: str) -> dict:
         return {name: self._var(name, kind, tag) for name, kind in self.fields()}
