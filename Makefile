@@ -18,7 +18,7 @@ verify: $(STAMP)
 	$(VENV)/bin/kverify verify --profile quick
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist worksteal
 
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -54,12 +54,15 @@ def test_java_roundrobin_matches_the_reference_and_holds_its_claims(java_classes
 def test_crashing_program_is_reported_with_its_input():
     target = make_target(None, script("crashing_assignor.py"), timeout=10)
     try:
-        v = check_property(target, "complete", seed=4, examples=100)
+        v = check_property(target, "answers", seed=4, examples=100)
+        complete = check_property(target, "complete", seed=4, examples=100)
     finally:
         target.close()
     assert not v.holds and "crash" in v.message and "cannot handle 3 members" in v.message
     assert len(v.counterexample["problem"]["members"]) == 3
     assert v.counterexample["answer"]["failure"] == "crash"
+    # the crash is the `answers` finding; `complete` is judged on the problems it did answer
+    assert complete.holds and complete.refused > 0 and complete.judged > 0
 
 
 def test_hanging_program_times_out_and_the_check_goes_on():
@@ -81,7 +84,7 @@ def test_hanging_program_times_out_and_the_check_goes_on():
 def test_malformed_line_is_a_finding():
     target = make_target(None, script("malformed_assignor.py"), timeout=10)
     try:
-        v = check_property(target, "no-ghosts", seed=4, examples=100)
+        v = check_property(target, "answers", seed=4, examples=100)
     finally:
         target.close()
     assert not v.holds and "malformed" in v.message and "not JSON" in v.message

@@ -14,7 +14,8 @@ import importlib
 import logging
 
 from kverify.certify.properties import ORDER
-from kverify.certify.targets import BUILTIN_CLAIMS, ORDER_NOTE, STICKY_SCOPE, TargetError, TargetFailure
+from kverify.certify.claims import BUILTIN_CLAIMS, ORDER_NOTE, STICKY_SCOPE
+from kverify.certify.failures import TargetError, TargetFailure
 
 SUPPORTED = {
     "kafka-python": ("range", "roundrobin", "sticky", "cooperative-sticky"),
@@ -111,6 +112,8 @@ class _AioKafka:
 
 
 class AdapterTarget:
+    protocol = "classic"
+
     def __init__(self, library: str, kind: str):
         self.name = f"{library}:{kind}"
         try:

@@ -20,9 +20,11 @@ from hypothesis import seed as hseed
 
 from kverify.certify import properties as P
 from kverify.certify.scenarios import play, scenarios
-from kverify.certify.targets import TargetFailure
+from kverify.certify.failures import TargetFailure
 
-FAMILY = {"exclusive": "stale", "sticky": "stale", "cooperative-safe": "stale", "robust": "robust"}
+FAMILY = {"answers": "stale", "exclusive": "stale", "sticky": "stale", "cooperative-safe": "stale", "robust": "robust"}
+# properties judged on every round, answered or not (the others only on rounds with a usable answer)
+EVERY_ROUND = ("answers", "robust")
 HANG_BUDGET = 3  # hangs per property before shrinking stops (each one costs a timeout)
 
 
@@ -41,7 +43,8 @@ class Verdict:
     reason: str | None
     holds: bool = True
     examples: int = 0                 # scenarios played (shrinking attempts included)
-    problems: int = 0                 # rounds answered and judged (one problem each)
+    problems: int = 0                 # rounds played (one problem each)
+    refused: int = 0                  # rounds without a usable answer: judged by `answers`, not by this one
     counterexample: dict | None = None
     message: str | None = None
     path: str | None = None
@@ -49,9 +52,24 @@ class Verdict:
     scope: str | None = None          # the claim covers only part of the problems (said why)
     outside: dict | None = None       # failures seen outside the claimed scope (not counted)
 
+    @property
+    def judged(self) -> int:
+        """Rounds this property was judged on."""
+        return self.problems if self.name in EVERY_ROUND else self.problems - self.refused
+
+    @property
+    def inconclusive(self) -> bool:
+        """Held, but on no answered problem at all: nothing was checked."""
+        return self.holds and self.problems > 0 and self.judged == 0
+
+    @property
+    def status(self) -> str:
+        return "FAILS" if not self.holds else ("inconclusive" if self.inconclusive else "holds")
+
     def to_json(self) -> dict:
-        d = {"holds": self.holds, "claimed": self.claimed, "not_claimed_because": self.reason,
-             "examples": self.examples, "problems": self.problems, "counterexample": self.counterexample}
+        d = {"holds": self.holds, "status": self.status, "claimed": self.claimed,
+             "not_claimed_because": self.reason, "examples": self.examples, "problems": self.problems,
+             "judged": self.judged, "refused": self.refused, "counterexample": self.counterexample}
         if self.scope:
             d["scope"] = self.scope
             d["outside_scope"] = self.outside
@@ -88,12 +106,15 @@ def _same_answer(a: dict, b: dict) -> bool:
 
 
 def judge(name: str, target, problem: dict, answer) -> str | None:
-    """The property's verdict on one round: None if it holds, else a one-line message."""
+    """The property's verdict on one round: None if it holds, else a one-line message. Only `answers`
+    and `robust` judge rounds without a usable answer (check_property does not ask the others)."""
     if isinstance(answer, TargetFailure):
         return f"no answer ({answer.kind}): {answer.message}"
     bad = P.well_formed(problem, answer)
     if bad:
         return bad
+    if name == "answers":
+        return None
     if name == "robust":  # a usable answer: nothing twice, nothing that does not exist or was not asked
         checks = [P.check_no_ghosts, P.check_exclusive]
         if target.claims.get("subscribed-only") is None:  # only where the target promises it at all
@@ -126,6 +147,8 @@ def check_property(target, name: str, seed: int, examples: int, max_members: int
     outside = {"rounds": 0, "example": None}
     state = {"last": None, "hangs": 0}
     family = FAMILY.get(name, "realistic")
+    if target.protocol == "consumer":     # the coordinator's target assignment is the one truth: no stale claims
+        family = {"stale": "realistic", "robust": "robust-consumer"}.get(family, family)
 
     def solve(problem):
         try:
@@ -142,6 +165,9 @@ def check_property(target, name: str, seed: int, examples: int, max_members: int
         def on_round(index, problem, answer):
             rounds.append((problem, answer))
             v.problems += 1
+            if name not in EVERY_ROUND and (isinstance(answer, TargetFailure) or P.no_answer(problem, answer)):
+                v.refused += 1      # the `answers` property reports it; this one judges answered rounds
+                return
             msg = judge(name, target, problem, answer)
             if msg is not None and v.scope and not isinstance(answer, TargetFailure) \
                     and not identical_subscriptions(problem):
@@ -213,6 +239,8 @@ def replay_command(target, seed: int, prop: str) -> str:
     import shlex
 
     what = f"--command {shlex.quote(target.command)}" if hasattr(target, "command") else shlex.quote(target.name)
+    if hasattr(target, "command") and target.protocol == "consumer":
+        what += " --protocol consumer"
     extra = "".join(f" --behaviour {b}" for b in sorted(getattr(target, "behaviours", ()) or ()))
     return f"kverify assignor check {what}{extra} --seed {seed} --property {prop}"
 

@@ -17,10 +17,13 @@ import subprocess
 import time
 
 from kverify.certify.properties import ORDER
-from kverify.certify.targets import EAGER, TargetError, TargetFailure
+from kverify.certify.claims import EAGER
+from kverify.certify.failures import TargetError, TargetFailure
 
 
 class CommandTarget:
+    protocol = "classic"
+
     def __init__(self, command: str, timeout: float = 5.0, cooperative: bool = False):
         try:
             self.argv = shlex.split(command)

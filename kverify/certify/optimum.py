@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from kverify.certify.properties import effective_owners, subscribed_partitions
+from kverify.certify.facts import effective_owners, subscribed_partitions
 
 Z3_LIMIT = 400          # members x subscribed partitions
 _CACHE: dict = {}

@@ -8,7 +8,14 @@ the settled round that follows.
 """
 from __future__ import annotations
 
+from kverify.certify.facts import tp_of as _tp
+from kverify.certify.facts import assignment_of, effective_owners, in_flight, subscribed_partitions, well_formed
+from kverify.certify.facts import members_of as _members
+from kverify.certify.optimum import best_kept
+
 PROPERTIES = {
+    "answers": "every valid problem (metadata Kafka can have) gets an assignment: not an error answer, a crash, "
+               "a hang or a malformed line; the other properties are judged on the problems that were answered",
     "complete": "every existing partition of a subscribed topic is assigned (cooperative: or still in flight)",
     "exclusive": "no partition is assigned to two members",
     "subscribed-only": "a member only gets partitions of topics it subscribes to",
@@ -25,48 +32,10 @@ PROPERTIES = {
 ORDER = list(PROPERTIES)
 
 
-def _tp(x):
-    return (x[0], x[1])
-
-
-def well_formed(problem: dict, answer) -> str | None:
-    """None if `answer` is a proper answer to `problem` (shape only), else why not."""
-    if not isinstance(answer, dict):
-        return f"answer is not a JSON object: {answer!r}"[:300]
-    if "error" in answer:
-        return f"assignor answered an error: {answer['error']}"[:300]
-    a = answer.get("assignment")
-    if not isinstance(a, dict):
-        return "answer has no 'assignment' object"
-    if answer.get("id") != problem.get("id"):
-        return f"answer id {answer.get('id')!r} is not the problem id {problem.get('id')!r}"
-    for m, tps in a.items():
-        if not isinstance(tps, list):
-            return f"assignment of {m!r} is not a list"
-        for x in tps:
-            if (not isinstance(x, list) or len(x) != 2 or not isinstance(x[0], str)
-                    or not isinstance(x[1], int) or isinstance(x[1], bool)):
-                return f"assignment of {m!r} has a malformed partition {x!r}"
-    return None
-
-
-def assignment_of(answer: dict) -> dict:
-    return {m: [_tp(x) for x in tps] for m, tps in answer["assignment"].items()}
-
-
-def _members(problem):
-    return {m["id"]: m for m in problem.get("members", [])}
-
-
-def in_flight(problem: dict, assignment: dict) -> set:
-    """Partitions some member owns in the input but was not given back (being revoked)."""
-    out = set()
-    for m in problem.get("members", []):
-        kept = set(assignment.get(m["id"], ()))
-        for x in m.get("owned") or ():
-            if _tp(x) not in kept:
-                out.add(_tp(x))
-    return out
+def no_answer(problem: dict, answer) -> str | None:
+    """Why `answer` is not a usable answer to `problem` (an error answer, or not well formed), else None.
+    A `TargetFailure` (crash, hang, malformed line) is no answer either; check.judge handles it."""
+    return well_formed(problem, answer)
 
 
 def check_no_ghosts(problem, answer, cooperative=False):
@@ -109,12 +78,6 @@ def check_subscribed_only(problem, answer, cooperative=False):
     return None
 
 
-def subscribed_partitions(problem) -> list:
-    topics = problem.get("topics", {})
-    subscribed = {t for m in problem.get("members", []) for t in m.get("topics", ())}
-    return [(t, p) for t in sorted(subscribed) if t in topics for p in range(topics[t])]
-
-
 def check_complete(problem, answer, cooperative=False):
     a = assignment_of(answer)
     given = {tp for tps in a.values() for tp in tps}
@@ -149,35 +112,12 @@ def check_balanced(problem, answer, cooperative=False):
     return movable_imbalance(problem, a)
 
 
-def effective_owners(problem) -> dict:
-    """Partition -> the member whose claim counts (highest generation; a tie means nobody),
-    over claims on existing partitions of topics the claimant still subscribes to."""
-    topics = problem.get("topics", {})
-    best = {}
-    for m in problem.get("members", []):
-        g = m.get("generation")
-        g = -1 if g is None else g
-        subs = set(m.get("topics", ()))
-        for x in dict.fromkeys(_tp(y) for y in (m.get("owned") or ())):
-            t, p = x
-            if t not in topics or not 0 <= p < topics[t] or t not in subs:
-                continue
-            cur = best.get(x)
-            if cur is None or g > cur[1]:
-                best[x] = (m["id"], g)
-            elif g == cur[1]:
-                best[x] = (None, g)
-    return {tp: who for tp, (who, _g) in best.items() if who is not None}
-
-
 def kept_count(problem, assignment) -> int:
     owners = effective_owners(problem)
     return sum(1 for m, tps in assignment.items() for tp in set(tps) if owners.get(tp) == m)
 
 
 def check_sticky(problem, answer, cooperative=False):
-    from kverify.certify.optimum import best_kept
-
     a = assignment_of(answer)
     kept = kept_count(problem, a)   # a cooperative answer's withheld partitions move: not kept either way
     best, how = best_kept(problem, kept)

@@ -7,13 +7,15 @@ that joins arrives with no owned partitions and no generation; a cooperative ass
 withholds partitions gets the follow-up round its revocations trigger.
 
 Families:
-- "realistic": members join, leave, change subscriptions (possibly to topics that do not exist,
-  never to nothing), topics are created, grow or are deleted, and the group rebalances with no
-  change;
+- "realistic": only metadata Kafka can have: every topic has at least one partition; members
+  join, leave, change subscriptions (possibly to topics that do not exist yet, never to nothing),
+  topics are created, grow or are deleted, and the group rebalances with no change;
 - "stale": realistic plus members subscribed to nothing, and members that missed a rebalance and come back with the owned
   partitions and generation of an older round (what KAFKA-13419/14639 are about);
-- "robust": stale plus inputs that break assumptions: members subscribed to nothing (a pattern
-  matching no topic), topics re-created smaller while members still claim the old partition
+- "robust-consumer": for server-side (KIP-848) assignors: realistic plus a target assignment naming a
+  topic that was deleted, and members subscribed to nothing;
+- "robust": stale plus inputs that break assumptions: topics with zero partitions (Kafka has none),
+  members subscribed to nothing (a pattern matching no topic), topics re-created smaller while members still claim the old partition
   numbers, claims on topics that do not exist, and two members claiming one partition in the
   same generation.
 """
@@ -24,7 +26,7 @@ from hypothesis import strategies as st
 MEMBER_POOL = ["c0", "c1", "c2", "c10", "C3", "a", "b", "m-\u00e9"]
 TOPIC_POOL = ["t0", "t1", "t2", "T3"]
 GHOST_TOPIC = "gone"
-FAMILIES = ("realistic", "stale", "robust")
+FAMILIES = ("realistic", "stale", "robust", "robust-consumer")
 MAX_FOLLOW_UPS = 3
 
 
@@ -57,6 +59,9 @@ _KINDS = {
 # a late member, often while the group changes
 _KINDS["stale"] = _KINDS["realistic"] + ("stale",) * 4 + ("join",) * 2
 _KINDS["robust"] = _KINDS["stale"] + ("shrink", "claim-ghost", "claim-duplicate")
+# KIP-848 (server-side assignors): the coordinator's target assignment is all there is, so no stale claims and
+# no duplicates; what remains is a target assignment naming a deleted topic, and empty subscriptions
+_KINDS["robust-consumer"] = _KINDS["realistic"] + ("claim-ghost",) * 2
 _INSTANCE_IDS = (None, None, None, "i1", "i2", "I0", "i10")
 
 
@@ -65,11 +70,12 @@ def scenarios(draw, family: str = "realistic", max_members: int = 5, max_partiti
               max_events: int = 5):
     names = draw(_s(("topics",), lambda: st.lists(st.sampled_from(TOPIC_POOL), unique=True, min_size=1,
                                                   max_size=len(TOPIC_POOL))))
-    topics = {t: draw(_ints(0, max_partitions)) for t in sorted(names)}
+    # a topic with no partitions does not exist in Kafka: only the robust family asks about one
+    topics = {t: draw(_ints(0 if family == "robust" else 1, max_partitions)) for t in sorted(names)}
     ids = draw(_s(("ids", max_members), lambda: st.lists(st.sampled_from(MEMBER_POOL), unique=True, min_size=1,
                                                           max_size=max_members)))
     # a member subscribed to nothing (a pattern matching no topic) only in the robust family
-    low = 0 if family == "robust" else 1
+    low = 0 if family.startswith("robust") else 1
     same = draw(_s(("bool",), st.booleans))
     shared = draw(_topic_subset(low))
     members = []
@@ -198,9 +204,12 @@ class Group:
 
 def play(scenario: dict, solve, cooperative: bool, on_round, assignor=None):
     """Play `scenario`: for each round, `answer = solve(problem)` then
-    `on_round(index, problem, answer)` (which may raise to stop). Answers that are not
-    well-formed end the scenario after `on_round` has seen them."""
-    from kverify.certify.properties import assignment_of, well_formed
+    `on_round(index, problem, answer)` (which may raise to stop). A round without a usable answer
+    (an error answer, a crash, a malformed line) changes nothing: the group keeps its state and the
+    scenario goes on with its next event, so one refusal does not hide what later rounds show. A
+    hang ends the scenario (each one costs a timeout)."""
+    from kverify.certify.facts import assignment_of, well_formed
+    from kverify.certify.failures import TargetFailure
 
     group = Group(scenario)
     index = 0
@@ -214,8 +223,10 @@ def play(scenario: dict, solve, cooperative: bool, on_round, assignor=None):
             answer = solve(problem)
             on_round(index, problem, answer)
             index += 1
-            if well_formed(problem, answer) is not None:
+            if isinstance(answer, TargetFailure) and answer.kind == "hang":
                 return
+            if isinstance(answer, TargetFailure) or well_formed(problem, answer) is not None:
+                break
             revoked = group.settle(problem, assignment_of(answer))
             if not (cooperative and revoked) or follow_ups >= MAX_FOLLOW_UPS:
                 break

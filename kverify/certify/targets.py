@@ -9,56 +9,15 @@ from __future__ import annotations
 
 import importlib
 
+from kverify.certify.claims import (BUILTIN_CLAIMS, EAGER, ORDER_FREE, ORDER_NOTE, PRESETS, ROBUST_STICKY,  # noqa: F401
+                                    STICKY_SCOPE, all_claimed)
+from kverify.certify.failures import TargetError, TargetFailure  # noqa: F401  (re-exported)
 from kverify.certify.properties import ORDER
 
 
-class TargetFailure(Exception):
-    """The target gave no usable answer: `kind` is crash | hang | malformed | error."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-        self.message = message
-
-
-class TargetError(ValueError):
-    """A target that cannot be set up (unknown name, missing library): one-line message."""
-
-
-EAGER = "eager protocol: members revoke everything before each rebalance, nothing moves while owned"
-NOT_STICKY = "ignores previous ownership by design"
-
-ROBUST_STICKY = ("Kafka 3.9's sticky assignors throw IllegalStateException or assign a partition twice when owned "
-                 "partition numbers exceed a re-created topic's count, and can give partitions to a member "
-                 "subscribed to nothing (both reproduced faithfully)")
-
-BUILTIN_CLAIMS = {
-    "range": {"balanced": "range balances topic by topic among each topic's subscribers, not across topics",
-              "sticky": NOT_STICKY, "cooperative-safe": EAGER},
-    "roundrobin": {"balanced": "round-robin deals over all members; with different subscriptions counts can "
-                               "differ by more than one", "sticky": NOT_STICKY, "cooperative-safe": EAGER},
-    "legacy-range": {"balanced": "blocks of ceil(P/C) can leave the last consumers short or empty",
-                     "subscribed-only": "pre-0.9 blocks assume identical subscriptions",
-                     "sticky": NOT_STICKY, "cooperative-safe": EAGER},
-    "sticky": {"robust": ROBUST_STICKY, "cooperative-safe": EAGER},
-    "cooperative-sticky": {"robust": ROBUST_STICKY},
-}
-ORDER_FREE = {"range", "roundrobin", "legacy-range"}
-STICKY_SCOPE = ("claimed where every member subscribes to the same topics (Kafka's constrained algorithm); "
-                "with different subscriptions Kafka's general algorithm is a greedy heuristic that can give up "
-                "a partition the optimum keeps, so gaps there are reported, not failed")
-ORDER_NOTE = ("member order not required: Kafka's sticky assignors walk a HashMap whose collision order "
-              "follows the coordinator's member order")
-
-
-def _all_claimed(cooperative: bool) -> dict:
-    claims = {p: None for p in ORDER}
-    if not cooperative:
-        claims["cooperative-safe"] = EAGER
-    return claims
-
-
 class BuiltinTarget:
+    protocol = "classic"
+
     def __init__(self, name: str, behaviours=frozenset()):
         from kverify.impl.assignors import get
 
@@ -83,6 +42,8 @@ class BuiltinTarget:
 class PythonTarget:
     """`module:attribute`: an object (or class) with `assign(problem: dict) -> dict`."""
 
+    protocol = "classic"
+
     def __init__(self, spec: str):
         mod_name, _, attr = spec.partition(":")
         if not mod_name or not attr:
@@ -105,7 +66,7 @@ class PythonTarget:
         self.cooperative = bool(getattr(obj, "cooperative", False))
         self.member_order_free = bool(getattr(obj, "member_order_free", True))
         claimed = getattr(obj, "claims", None)
-        self.claims = _all_claimed(self.cooperative)
+        self.claims = all_claimed(self.cooperative)
         if claimed is not None:
             claimed = set(claimed)
             self.claims = {p: (None if p in claimed else "not claimed by the target") for p in ORDER}
@@ -126,14 +87,25 @@ class PythonTarget:
 
 
 def make_target(spec: str | None, command: str | None = None, timeout: float = 5.0,
-                cooperative: bool = False, behaviours=frozenset(), claims=None):
-    """Build the target named on the command line (raises TargetError)."""
+                cooperative: bool = False, behaviours=frozenset(), claims=None, protocol: str = "classic"):
+    """Build the target named on the command line (raises TargetError). `protocol="consumer"`: the
+    --command program is a KIP-848 server-side assignor (consumer-protocol problems)."""
+    from kverify.certify.consumer import PREFIX, ConsumerProtocol, ConsumerTarget
     from kverify.impl.assignors import names
 
+    if protocol not in ("classic", "consumer"):
+        raise TargetError(f"unknown protocol {protocol!r} (classic or consumer)")
+    if protocol == "consumer" and command is None:
+        raise TargetError("--protocol consumer goes with --command (built-in server-side assignors are "
+                          f"{PREFIX}uniform and {PREFIX}range)")
     if command is not None:
         from kverify.certify.external import CommandTarget
 
-        target = CommandTarget(command, timeout=timeout, cooperative=cooperative)
+        target = CommandTarget(command, timeout=timeout, cooperative=cooperative and protocol == "classic")
+        if protocol == "consumer":
+            target = ConsumerProtocol(target)
+    elif spec and spec.startswith(PREFIX):
+        target = ConsumerTarget(spec)
     elif spec in names():
         target = BuiltinTarget(spec, behaviours)
     elif spec and spec.split(":", 1)[0] in ("kafka-python", "aiokafka"):
@@ -143,13 +115,17 @@ def make_target(spec: str | None, command: str | None = None, timeout: float = 5
     elif spec and ":" in spec:
         target = PythonTarget(spec)
     else:
-        raise TargetError(f"unknown target {spec!r} (built-in: {', '.join(names())}; or module:attribute, "
+        raise TargetError(f"unknown target {spec!r} (built-in: {', '.join(names())}, {PREFIX}uniform, "
+                          f"{PREFIX}range; or module:attribute, "
                           "kafka-python:NAME, aiokafka:NAME, --command CMD)")
     if behaviours and not isinstance(target, BuiltinTarget):
         raise TargetError("--behaviour applies to built-in assignors only")
     if claims is not None:
+        if len(claims) == 1 and claims[0] in PRESETS:
+            claims = PRESETS[claims[0]]
         unknown = set(claims) - set(ORDER)
         if unknown:
-            raise TargetError(f"unknown property {sorted(unknown)[0]!r} in --claims (known: {', '.join(ORDER)})")
+            raise TargetError(f"unknown property {sorted(unknown)[0]!r} in --claims (known: {', '.join(ORDER)}; "
+                              f"presets: {', '.join(PRESETS)})")
         target.claims = {p: (None if p in claims else "left out by --claims") for p in ORDER}
     return target

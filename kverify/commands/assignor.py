@@ -1,11 +1,13 @@
 """`kverify assignor check TARGET`: certify a partition assignor, property by property.
 
-TARGET is a built-in assignor (range, roundrobin, sticky, cooperative-sticky, legacy-range),
+TARGET is a built-in assignor (range, roundrobin, sticky, cooperative-sticky, legacy-range; KIP-848's
+server-side consumer:uniform and consumer:range),
 `module:attribute` (a Python object with `assign(problem: dict) -> dict`, see
 `kverify.certify`), a client library's assignor (`kafka-python:range|roundrobin|sticky|
 cooperative-sticky`, `aiokafka:range|roundrobin|sticky`), or `--command "CMD ..."` (a program
 answering issue 3's JSON lines on stdin/stdout). Exit 0 when every claimed property holds,
-1 when one fails, 2 for bad usage.
+1 when one fails, 2 for bad usage, 3 when a claimed property could not be judged (the target answered
+none of its problems) and none failed.
 """
 from __future__ import annotations
 
@@ -34,6 +36,9 @@ def add_arguments(parser):
     c.add_argument("--command", metavar="CMD", help="external assignor program speaking JSON lines")
     c.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
                    help="per-answer timeout for --command (default 5)")
+    c.add_argument("--protocol", choices=("classic", "consumer"), default="classic",
+                   help="consumer: the --command program is a KIP-848 server-side assignor answering "
+                        "consumer-protocol problems (members' `assigned` = the current target assignment)")
     c.add_argument("--cooperative", action="store_true",
                    help="the --command program follows the cooperative protocol (claims cooperative-safe)")
     c.add_argument("--seed", type=int, default=None, help="random seed (printed; same seed, same problems)")
@@ -42,7 +47,10 @@ def add_arguments(parser):
     c.add_argument("--max-members", type=int, default=5, metavar="N", help="largest group generated (default 5)")
     c.add_argument("--property", action="append", default=[], metavar="NAME",
                    help="check only this property (repeatable)")
-    c.add_argument("--claims", metavar="P1,P2", help="properties the target claims (default: its declaration)")
+    c.add_argument("--claims", metavar="P1,P2|PRESET",
+                   help="properties the target claims (default: its declaration), or a preset for the usual kinds "
+                        "of assignor: eager (range/round-robin-like), balanced, sticky, cooperative (implies "
+                        "--cooperative)")
     c.add_argument("--behaviour", action="append", default=[], metavar="NAME",
                    help="switch on a historical assignor behaviour of a built-in target (repeatable)")
     c.add_argument("--out", metavar="DIR", help="report folder (default reports/out/assignor-check/<target>/)")
@@ -83,10 +91,12 @@ def run(args) -> int:
             raise UsageError(f"unknown property {p!r} (known: {', '.join(ORDER)})")
     behaviours = validate(args.behaviour, component="assignor")
     claims = None if args.claims is None else [c.strip() for c in args.claims.split(",") if c.strip()]
+    if claims == ["cooperative"]:
+        args.cooperative = True
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     try:
         target = make_target(args.target, args.command, timeout=args.timeout, cooperative=args.cooperative,
-                             behaviours=behaviours, claims=claims)
+                             behaviours=behaviours, claims=claims, protocol=args.protocol)
     except TargetError as exc:
         raise UsageError(str(exc)) from None
     out = args.out or os.path.join("reports", "out", "assignor-check", safe_name(target.name))
@@ -103,13 +113,15 @@ def run(args) -> int:
     finally:
         target.close()
     failed = [v for v in verdicts if v.claimed and not v.holds]
+    unsure = [v for v in verdicts if v.claimed and v.inconclusive]
+    code = 1 if failed else (3 if unsure else 0)
     if quiet:
         emit_json({"target": target.name, "seed": seed, "properties": {v.name: v.to_json() for v in verdicts}})
-        return 1 if failed else 0
+        return code
     for v in verdicts:
-        status = "holds" if v.holds else "FAILS"
         tag = "" if v.claimed else f"  (not claimed: {v.reason})"
-        print(f"  {v.name:<17} {status:<6} {v.examples:>5} examples {v.problems:>6} problems{tag}")
+        refused = f" ({v.refused} unanswered, not judged)" if v.refused and v.name != "answers" else ""
+        print(f"  {v.name:<17} {v.status:<12} {v.examples:>5} examples {v.judged:>6} problems{refused}{tag}")
         if v.scope:
             print(f"    scope: {v.scope}")
             if v.outside and v.outside["rounds"]:
@@ -118,6 +130,11 @@ def run(args) -> int:
         if not v.holds:
             print("\n".join(_fmt_cx(v)))
     took = time.monotonic() - started
-    verdict = "FAILED: " + ", ".join(v.name for v in failed) if failed else "all claimed properties hold"
+    if failed:
+        verdict = "FAILED: " + ", ".join(v.name for v in failed)
+    elif unsure:
+        verdict = "INCONCLUSIVE (no answered problem to judge): " + ", ".join(v.name for v in unsure)
+    else:
+        verdict = "all claimed properties hold"
     print(f"{verdict}  ({took:.1f}s, seed {seed})")
-    return 1 if failed else 0
+    return code
