@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,tlc,clients,java]'
 	@touch $(STAMP)
 
+# exit 3 = nothing failed but some check was INCONCLUSIVE (the quick profile caps its searches; its summary
+# line says how many): not a failure of `make verify`. `kverify verify --profile ci` is the complete gate.
 verify: $(STAMP)
-	$(VENV)/bin/kverify verify --profile quick
+	$(VENV)/bin/kverify verify --profile quick || test $$? -eq 3
 
 test: $(STAMP)
 	$(PY) -m pytest -n auto --dist worksteal

@@ -22,6 +22,7 @@ import tracemalloc
 
 from kverify.model import registry
 from kverify.model.explore import Explorer
+from kverify.model.search import ExactStore, search
 
 
 def available_models(wanted):
@@ -36,25 +37,9 @@ def available_models(wanted):
 
 
 def naive_bfs(protocol):
-    """Reference: a plain BFS that stores every canonical state (the memory the explorer saves)."""
-    seen = set()
-    frontier = []
-    for s in protocol.init_states():
-        c = protocol.canonical(s)
-        if c not in seen:
-            seen.add(c)
-            frontier.append(s)
-    while frontier:
-        nxt = []
-        for s in frontier:
-            for a in protocol.actions(s):
-                t = protocol.step(s, a)
-                c = protocol.canonical(t)
-                if c not in seen:
-                    seen.add(c)
-                    nxt.append(t)
-        frontier = nxt
-    return len(seen)
+    """Reference: the same loop storing every canonical state whole (`ExactStore`), the memory the
+    explorer's fingerprints save."""
+    return len(search(protocol, ExactStore(protocol.canonical)).parent)
 
 
 def measure(name, params, max_seconds, naive):

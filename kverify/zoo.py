@@ -18,7 +18,7 @@ from typing import Optional
 from kverify import behaviours as B
 from kverify.model import registry
 
-ABSTRACT_FIRST = ("group", "replication", "offsets")
+ABSTRACT_FIRST = ("group", "replication", "offsets", "consumer-group")
 ENGINES = ("explore", "hypothesis", "walk")
 
 
@@ -46,21 +46,15 @@ def candidates(behaviour: Optional[str]) -> list[str]:
 
 
 def hunt_params(model: str, behaviour: Optional[str]) -> dict:
-    """Parameters under which `model` exercises `behaviour` (a model module may declare them in
-    `HUNT_PARAMS = {behaviour: (params, engine)}`; the defaults otherwise)."""
-    mod = registry.module_for(model)
-    table = getattr(mod, "HUNT_PARAMS", {}) or {}
-    entry = table.get(behaviour) if behaviour else None
-    if entry:
-        return dict(entry[0])
-    plain = getattr(mod, "HUNT", {}) or {}          # {behaviour: params}, no engine hint
-    return dict(plain.get(behaviour, {})) if behaviour else {}
+    """Parameters under which `model` exercises `behaviour` (its SPEC's `hunt_params`; the defaults
+    otherwise)."""
+    entry = registry.spec_for(model).hunt_params.get(behaviour) if behaviour else None
+    return dict(entry[0]) if entry else {}
 
 
 def _hinted_engine(model: str, behaviour: Optional[str]) -> Optional[str]:
-    table = getattr(registry.module_for(model), "HUNT_PARAMS", {}) or {}
-    entry = table.get(behaviour) if behaviour else None
-    hint = entry[1] if entry and len(entry) > 1 else None
+    entry = registry.spec_for(model).hunt_params.get(behaviour) if behaviour else None
+    hint = entry[1] if entry else None
     return {"explorer": "explore"}.get(hint, hint) if hint in ("explore", "explorer", "hypothesis", "walk") else None
 
 

@@ -4,226 +4,42 @@ Why it exists: the random walker samples, this engine enumerates. It visits ever
 within a model's bounds, checks every state and step invariant, detects deadlocks, tracks the
 `sometimes` properties (a complete run that never reaches one fails as vacuous) and, for models that
 fit, builds the state graph to check that a quiescent good state stays reachable once faults stop.
+An exception raised by the model (its actions, a step, an invariant) is a finding named `exception`
+with the trace up to it, not a crash of the search.
 
-Memory layout (the reason it scales): per distinct state it keeps only its fingerprint (8 bytes in
-a flat open-addressing table, `FingerprintSet`) plus two compact array entries, the index of its
-parent and the index of the action (in the parent's `actions()` order) that produced it: about
-20-30 bytes. Whole states live only in the BFS frontier (the level being expanded, released state
-by state, and the next one). A trace is rebuilt by re-executing the recorded action indices from
-the initial state, which is why actions must come out of `actions()` in a deterministic order.
-While the state graph is built for the recoverability check (models up to `graph_limit` states),
-a dict from fingerprint to index and the edge arrays are kept too; they are dropped once the model
-outgrows the limit. BFS discovers every state at its minimal depth, so every reported trace is a
-shortest one (step-invariant violations: shortest path to the source state plus the bad step).
+It is the one search loop of kverify (model/search/) with the explorer's store and visitors:
+- store: fingerprints (`FingerprintStore`, 8 bytes a state), or while the state graph is built (models
+  up to `graph_limit` states) fingerprint -> index (`IndexedStore`, shrunk to fingerprints once the model
+  outgrows the limit), or, with reductions on for protocols that offer `Protocol.subsumption`, the
+  `SubsumptionStore`: a state whose core (the state without its fault budgets) was already seen with
+  fault budgets at least as large is not expanded again. Sound for every property the explorer checks:
+  the larger-budget state can do everything the smaller one can into states again larger (the
+  protocol's contract), found no later in BFS order, so each violation keeps a trace no longer than
+  without the reduction; step invariants are still checked on every transition; and since fault budgets
+  only gate fault actions, the fault-free paths the recoverability analysis follows are the same from
+  both (the graph edge goes to the state that subsumes).
+- visitors: state invariants, step invariants, deadlock, `sometimes`, states per depth, the state graph.
+Per distinct state the loop keeps a parent index and an action index (about 20-30 bytes with the
+store); traces are rebuilt by re-executing those indices (model/search/loop.py).
 
-Fingerprints are Python's 64-bit `hash` of the (canonical) state: within one process they are
-stable; a collision (probability ~n^2/2^65) would only hide a state, as in TLC.
-
-Subsumption (with reductions on, for protocols that offer `Protocol.subsumption`): a state whose
-core (the state without its fault budgets) was already seen with fault budgets at least as large is
-not expanded again. Sound for every property the explorer checks: the larger-budget state can do
-everything the smaller one can into states again larger (the protocol's contract), found no later in
-BFS order, so each violation keeps a trace no longer than without the reduction; step invariants are
-still checked on every transition; and since fault budgets only gate fault actions, the fault-free
-paths the recoverability analysis follows are the same from both (the graph edge goes to the state
-that subsumes). It keeps the index of the state with the fingerprint: 16 bytes a slot instead of 8.
+Verdict facts: `ExploreResult.complete` is True only for a search that expanded every state;
+otherwise `stopped` names what cut it (`max-states`, `max-seconds`, `violation` = stop on first) and
+`covered_depth`, `expanded` and `unexpanded` say what it covered.
 """
 from __future__ import annotations
 
 import sys
-import time
-from array import array
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from kverify.invariants.core import Violation
 from kverify.model.protocol import Protocol, action_label
+from kverify.model.search import (DEADLOCK, RECOVERABLE, Deadlock, DepthCounter, ExactStore, FingerprintSet,  # noqa: F401
+                                  FingerprintStore, GraphBuilder, IndexedStore, Run, SometimesTracker,
+                                  StateInvariants, StepInvariants, Subsumption, SubsumptionStore, Visitor, Goal,
+                                  offers_subsumption, search)
 
-DEADLOCK = "deadlock"
-RECOVERABLE = "recoverable"        # name of the graph property (quiescent good state stays reachable)
 GRAPH_LIMIT = 100_000              # default: build the state graph only up to this many states (~1.3 KB each)
-
-
-class FingerprintSet:
-    """Open-addressing set of 64-bit fingerprints in one flat array (8 bytes a slot, load <= 3/4).
-
-    A Python `set` of ints costs ~80 bytes per entry (the int object plus its slot); this costs
-    11-21 bytes, which is what keeps the explorer under 100 bytes per distinct state. Lookups run
-    in Python, which is negligible next to stepping a model."""
-
-    __slots__ = ("table", "mask", "count", "limit", "zero")
-
-    def __init__(self, capacity: int = 1 << 12):
-        size = 1 << max(4, (capacity - 1).bit_length())
-        self.table = array("q", bytes(8 * size))
-        self.mask = size - 1
-        self.count = 0
-        self.limit = size * 3 // 4
-        self.zero = False              # 0 marks an empty slot, so fingerprint 0 is kept aside
-
-    def add(self, fp: int) -> bool:
-        """Insert; True if it was not there yet."""
-        fp = ((fp & 0xFFFFFFFFFFFFFFFF) ^ (1 << 63)) - (1 << 63)   # any int -> signed 64 bits
-        if fp == 0:
-            if self.zero:
-                return False
-            self.zero = True
-            self.count += 1
-            return True
-        t, mask = self.table, self.mask
-        i = (fp ^ (fp >> 31)) & mask
-        while True:
-            v = t[i]
-            if v == fp:
-                return False
-            if v == 0:
-                t[i] = fp
-                self.count += 1
-                if self.count > self.limit:
-                    self._grow()
-                return True
-            i = (i + 1) & mask
-
-    def __contains__(self, fp: int) -> bool:
-        fp = ((fp & 0xFFFFFFFFFFFFFFFF) ^ (1 << 63)) - (1 << 63)
-        if fp == 0:
-            return self.zero
-        t, mask = self.table, self.mask
-        i = (fp ^ (fp >> 31)) & mask
-        while True:
-            v = t[i]
-            if v == fp:
-                return True
-            if v == 0:
-                return False
-            i = (i + 1) & mask
-
-    def __len__(self) -> int:
-        return self.count
-
-    def _grow(self) -> None:
-        old = self.table
-        size = (self.mask + 1) * 2
-        self.table = t = array("q", bytes(8 * size))
-        self.mask = mask = size - 1
-        self.limit = size * 3 // 4
-        for fp in old:
-            if fp:
-                i = (fp ^ (fp >> 31)) & mask
-                while t[i]:
-                    i = (i + 1) & mask
-                t[i] = fp
-
-
-class Subsumption:
-    """Seen states by core fingerprint, each with the fault budgets it was explored with (only the
-    maximal ones: a budget vector below another one is redundant). Laid out like `FingerprintSet`:
-    two flat arrays (core fingerprint, and the state's index packed with its budgets when they are at
-    most 3 numbers below 256: ~20-40 bytes a state); a core seen with several incomparable budget
-    vectors (rare) keeps them in a small dict, as does fingerprint 0 (0 marks an empty slot)."""
-
-    __slots__ = ("keys", "vals", "mask", "count", "limit", "more")
-
-    def __init__(self, capacity: int = 1 << 12):
-        size = 1 << max(4, (capacity - 1).bit_length())
-        self.keys = array("q", bytes(8 * size))
-        self.vals = array("q", bytes(8 * size))
-        self.mask = size - 1
-        self.count = 0
-        self.limit = size * 3 // 4
-        self.more: dict = {}        # core fingerprint -> [(index, budgets), ...] (vals holds -1 then)
-
-    def find_or_add(self, key: int, spare: tuple, idx: int) -> int:
-        """Index of a seen state with this core and budgets >= `spare`; else remember `(idx, spare)`
-        and return -1."""
-        key = ((key & 0xFFFFFFFFFFFFFFFF) ^ (1 << 63)) - (1 << 63)
-        if key == 0:
-            return self._find_or_add_zero(spare, idx)
-        keys, mask = self.keys, self.mask
-        i = (key ^ (key >> 31)) & mask
-        while True:
-            k = keys[i]
-            if k == key:
-                break
-            if k == 0:
-                keys[i] = key
-                self._store(i, key, [(idx, spare)])
-                self.count += 1
-                if self.count > self.limit:
-                    self._grow()
-                return -1
-            i = (i + 1) & mask
-        v = self.vals[i]
-        entries = self.more[key] if v < 0 else [_unpack(v)]
-        j = _dominating(entries, spare)
-        if j < 0:
-            self._store(i, key, _kept(entries, spare, idx))
-        return j
-
-    def _find_or_add_zero(self, spare: tuple, idx: int) -> int:
-        entries = self.more.get(0)
-        if entries is None:
-            self.more[0] = [(idx, spare)]
-            self.count += 1
-            return -1
-        j = _dominating(entries, spare)
-        if j < 0:
-            self.more[0] = _kept(entries, spare, idx)
-        return j
-
-    def _store(self, i: int, key: int, entries: list) -> None:
-        packed = _pack(*entries[0]) if len(entries) == 1 else -1
-        self.vals[i] = packed
-        if packed < 0:
-            self.more[key] = entries
-        else:
-            self.more.pop(key, None)
-
-    def __len__(self) -> int:
-        return self.count
-
-    def _grow(self) -> None:
-        old_k, old_v = self.keys, self.vals
-        size = (self.mask + 1) * 2
-        self.keys = keys = array("q", bytes(8 * size))
-        self.vals = vals = array("q", bytes(8 * size))
-        self.mask = mask = size - 1
-        self.limit = size * 3 // 4
-        for k, v in zip(old_k, old_v):
-            if k:
-                i = (k ^ (k >> 31)) & mask
-                while keys[i]:
-                    i = (i + 1) & mask
-                keys[i] = k
-                vals[i] = v
-
-
-def _dominating(entries: list, spare: tuple) -> int:
-    """Index of an entry whose budgets are >= `spare` item by item, else -1."""
-    for j, b in entries:
-        if b == spare or all(x >= y for x, y in zip(b, spare)):
-            return j
-    return -1
-
-
-def _kept(entries: list, spare: tuple, idx: int) -> list:
-    """The entries not below `spare`, plus (idx, spare)."""
-    return [(j, b) for j, b in entries if not all(y >= x for x, y in zip(b, spare))] + [(idx, spare)]
-
-
-def _pack(idx: int, spare: tuple) -> int:
-    """idx, len(spare) and up to 3 budgets below 256 in one non-negative int64; -1 if they do not fit."""
-    if len(spare) > 3 or idx >= 1 << 36 or any(not 0 <= x < 256 for x in spare):
-        return -1
-    v = (idx << 26) | (len(spare) << 24)
-    for pos, x in enumerate(spare):
-        v |= x << (16 - 8 * pos)
-    return v
-
-
-def _unpack(v: int) -> tuple:
-    n = (v >> 24) & 3
-    return v >> 26, tuple((v >> (16 - 8 * pos)) & 0xFF for pos in range(n))
 
 
 @dataclass
@@ -264,7 +80,10 @@ class ExploreResult:
     max_depth: int = 0
     seconds: float = 0.0
     complete: bool = False
-    stopped: str = ""              # "" when complete, else max-states | max-seconds | violation
+    stopped: str = ""              # "" when complete, else max-states | max-seconds | violation (stop on first)
+    covered_depth: int = 0         # every state within this many steps was found and checked (= max_depth when complete)
+    expanded: int = 0              # states whose successors were all generated
+    unexpanded: int = 0            # states found and admitted but not expanded when the search was cut
     violations: list = field(default_factory=list)        # [Found], at most one per property
     sometimes: dict = field(default_factory=dict)         # name -> depth where first reached, or None
     states_per_depth: dict = field(default_factory=dict)  # depth -> distinct states first found there
@@ -282,6 +101,14 @@ class ExploreResult:
     @property
     def ok(self) -> bool:
         return not self.violations and not self.vacuous
+
+    @property
+    def coverage(self) -> str:
+        """One line: complete, or what cut the search and what it covered."""
+        if self.complete:
+            return f"complete: {self.distinct_states} states, depth {self.max_depth}"
+        return (f"partial ({self.stopped}): {self.distinct_states} states, every state within depth "
+                f"{self.covered_depth} checked, {self.unexpanded} found but not expanded")
 
     @property
     def states_per_second(self) -> float:
@@ -305,300 +132,101 @@ class Explorer:
         self.stop_on_first = stop_on_first
         self.progress = progress
         self.progress_every = progress_every
-        # compact per-state storage
-        self.parent = array("i")           # parent index, -1 for initial states
-        self.via = array("H")              # action index in the parent's actions() (init index for roots)
-        # graph (only while it fits)
-        self.index_of: Optional[dict] = None
-        self.edge_src = array("i")
-        self.edge_dst = array("i")
-        self.edge_fault = array("b")
-        self.edge_labels: list = []
-        self.good = array("b")
-
-    # --- traces ------------------------------------------------------------------------------
-    def path_indices(self, idx: int) -> tuple[int, list]:
-        """(init index, action indices) of the BFS-tree path to state `idx`."""
-        steps = []
-        parent, via = self.parent, self.via
-        while parent[idx] >= 0:
-            steps.append(via[idx])
-            idx = parent[idx]
-        steps.reverse()
-        return via[idx], steps
-
-    def trace_to(self, idx: int) -> tuple[int, list, object]:
-        """(init index, actions, state) reached by re-executing the path to `idx`."""
-        p = self.protocol
-        init, steps = self.path_indices(idx)
-        state = p.init_states()[init]
-        actions = []
-        for k in steps:
-            a = list(p.actions(state))[k]
-            actions.append(a)
-            state = p.step(state, a)
-        return init, actions, state
+        self.search: Optional[Run] = None
+        self.graph_builder: Optional[GraphBuilder] = None
+        self.analysed = False                    # the state graph was built and analysed (write_dot)
 
     # --- the search --------------------------------------------------------------------------
+    def store(self, inits):
+        """The storage mode: subsumption, fingerprint -> index (graph) or fingerprints."""
+        p = self.protocol
+        if self.symmetry and offers_subsumption(p, inits):
+            return SubsumptionStore(p.subsumption)
+        fp_of = p.fingerprint if self.symmetry else hash
+        return IndexedStore(fp_of) if self.want_graph else FingerprintStore(fp_of)
+
     def run(self) -> ExploreResult:
         p = self.protocol
-        res = ExploreResult()
-        t0 = time.monotonic()
-        deadline = t0 + self.max_seconds if self.max_seconds else None
-        max_states = self.max_states
-        fp_of = p.fingerprint if self.symmetry else hash
-        inits = p.init_states()
-        subsume = (self.symmetry and type(p).subsumption is not Protocol.subsumption and bool(inits)
-                   and p.subsumption(inits[0]) is not None)      # offered for every state or for none
-        split = p.subsumption
-        dom = Subsumption() if subsume else None
-        dom_find = dom.find_or_add if subsume else None
-        check_state = p.check_state
-        check_step = p.check_step
-        has_step = bool(p.step_invariants)
-        actions_of = p.actions
-        step = p.step
-        allows_terminal = p.allows_terminal
-        is_fault = p.is_fault
-        pending = list(p.sometimes())
-        res.sometimes = {s.name: None for s in pending}
-        found: dict[str, Found] = {}
-        parent, via = self.parent, self.via
-        graph = self.want_graph
-        index_of = {} if graph else None
-        seen = index_of if graph else FingerprintSet()
-        seen_add = None if graph else seen.add
-        edge_src, edge_dst, edge_fault, good = self.edge_src, self.edge_dst, self.edge_fault, self.good
-        labels = self.edge_labels if (graph and self.keep_edge_labels) else None
-        quiescent = p.is_quiescent_good
-
-        def record(idx_or_none, v, extra_action=None):
-            if v.invariant in found:
-                return
-            if idx_or_none is None:
-                init, acts = 0, []
-            else:
-                init, acts, _ = self.trace_to(idx_or_none)
-            if extra_action is not None:
-                acts = acts + [extra_action]
-            found[v.invariant] = Found(Violation(v.invariant, v.message, len(acts)), init, acts)
-
-        def note_sometimes(s, depth):
-            hit = [q for q in pending if q.predicate(s)]
-            for q in hit:
-                res.sometimes[q.name] = depth
-                pending.remove(q)
-
-        # roots; a BFS level is two parallel sequences (states, their indices): no pair tuples
-        frontier, frontier_idx = [], array("i")
-        for i, s in enumerate(p.init_states()):
-            idx = len(parent)
-            if subsume:
-                core, spare = split(s)
-                if dom_find(hash(core), spare, idx) >= 0:
-                    continue
-            else:
-                fp = fp_of(s)
-                if fp in seen:
-                    continue
-            parent.append(-1)
-            via.append(i)
-            if graph:
-                if not subsume:
-                    index_of[fp] = idx
-                good.append(1 if quiescent(s) else 0)
-            elif not subsume:
-                seen_add(fp)
-            v = check_state(s, 0)
-            if v is not None:
-                found.setdefault(v.invariant, Found(v, i, []))
-                continue
-            if pending:
-                note_sometimes(s, 0)
-            frontier.append(s)
-            frontier_idx.append(idx)
-
-        depth = 0
-        res.states_per_depth[0] = len(frontier)
-        transitions = 0
-        expanded = 0
-        last_report = t0
-        stopped = ""
-        while frontier and not stopped:
-            nxt_frontier, nxt_idx = [], array("i")
-            append_next, append_idx = nxt_frontier.append, nxt_idx.append
-            depth += 1
-            for pos in range(len(frontier)):
-                s = frontier[pos]
-                frontier[pos] = None          # expanded states are released at once (peak memory)
-                idx = frontier_idx[pos]
-                expanded += 1
-                if (expanded & 1023) == 0:
-                    now = time.monotonic()
-                    if deadline is not None and now >= deadline:
-                        stopped = "max-seconds"
-                        break
-                    if self.progress is not None and now - last_report >= self.progress_every:
-                        last_report = now
-                        n = len(parent)
-                        self.progress(f"explore: {transitions} states, {n} distinct, depth {depth}, "
-                                      f"{n / max(now - t0, 1e-9):,.0f} distinct/s")
-                acts = list(actions_of(s))
-                if not acts:
-                    if not allows_terminal(s):
-                        res.deadlocks += 1
-                        if DEADLOCK not in found:
-                            record(idx, Violation(DEADLOCK, "no action is enabled and the state is not an allowed end state", 0))
-                    continue
-                if len(acts) > 65535:
-                    raise ValueError(f"{p.name}: more than 65535 actions in one state")
-                for k, a in enumerate(acts):
-                    t = step(s, a)
-                    transitions += 1
-                    if has_step:
-                        v = check_step(s, a, t, depth)
-                        if v is not None:
-                            if v.invariant not in found:
-                                record(idx, v, a)
-                            continue
-                    if subsume:
-                        core, spare = split(t)
-                        j = dom_find(hash(core), spare, len(parent))
-                        new = j < 0
-                        if new:
-                            j = len(parent)
-                    elif graph:
-                        fp = fp_of(t)
-                        j = index_of.get(fp)
-                        new = j is None
-                        if new:
-                            j = len(parent)
-                            index_of[fp] = j
-                    else:
-                        if not seen_add(fp_of(t)):
-                            continue
-                        j = len(parent)
-                        new = True
-                    if graph:
-                        if new:
-                            good.append(1 if quiescent(t) else 0)
-                        edge_src.append(idx)
-                        edge_dst.append(j)
-                        edge_fault.append(1 if is_fault(a) else 0)
-                        if labels is not None:
-                            labels.append(action_label(a))
-                    if not new:
-                        continue
-                    parent.append(idx)
-                    via.append(k)
-                    v = check_state(t, depth)
-                    if v is not None:
-                        if v.invariant not in found:
-                            record(j, v)
-                        continue
-                    if pending:
-                        note_sometimes(t, depth)
-                    append_next(t)
-                    append_idx(j)
-                    if max_states is not None and len(parent) >= max_states:
-                        stopped = "max-states"
-                        break
-                if stopped:
-                    break
-                if found and self.stop_on_first:
-                    stopped = "violation"
-                    break
-            if graph and len(parent) > self.graph_limit:
-                graph = False
-                if not subsume:
-                    seen = FingerprintSet(2 * len(index_of))
-                    seen_add = seen.add
-                    for fp in index_of:
-                        seen_add(fp)
-                index_of = None
-                self.index_of = None
-                del edge_src[:], edge_dst[:], edge_fault[:], good[:]
-                self.edge_labels.clear()
-                labels = None
-            if nxt_frontier:
-                res.max_depth = depth
-                res.states_per_depth[depth] = len(nxt_frontier)
-            frontier, frontier_idx = nxt_frontier, nxt_idx
-
-        res.complete = not stopped
-        res.stopped = stopped
-        res.distinct_states = len(parent)
-        res.transitions = transitions
-        res.seconds = time.monotonic() - t0
+        try:
+            inits = p.init_states()
+        except Exception:
+            inits = ()                               # the loop reports it as a finding
+        store = self.store(inits)
+        state_invs, step_invs, deadlock, sometimes = StateInvariants(p), StepInvariants(p), Deadlock(p), SometimesTracker(p)
+        depths = DepthCounter()
+        visitors = [state_invs, step_invs, deadlock, sometimes, depths]
+        graph = None
         if self.want_graph:
+            graph = self.graph_builder = GraphBuilder(p, self.graph_limit, self.keep_edge_labels)
+            visitors.insert(0, graph)                # good flags for every new state, violating ones included
+        run = self.search = search(p, store, visitors, max_states=self.max_states, max_seconds=self.max_seconds,
+                                   stop_on_first=self.stop_on_first, progress=self.progress,
+                                   progress_every=self.progress_every,
+                                   shrink_store_at=self.graph_limit if self.want_graph else None)
+        res = ExploreResult(distinct_states=len(run.parent), transitions=run.transitions, max_depth=run.depth,
+                            seconds=run.seconds, complete=run.complete, stopped=run.stopped,
+                            covered_depth=run.covered_depth, expanded=run.expanded, unexpanded=run.unexpanded,
+                            sometimes=sometimes.reached, states_per_depth=depths.per_depth, deadlocks=deadlock.count)
+        if graph is not None:
             rep = GraphReport()
-            if not graph:
+            if graph.dropped:
                 rep.note = f"state graph not built: more than {self.graph_limit} states"
-            elif not res.complete:
+            elif not run.complete:
                 rep.note = "state graph not analysed: the run stopped before it was complete"
-            elif any(name != DEADLOCK for name in found):
+            elif any(name != DEADLOCK for name in run.found):
                 rep.note = "state graph not analysed: violating states were not expanded"
             else:
-                self.index_of = index_of
-                self._analyse(rep, record)
+                self.analysed = True
+                self._analyse(rep, graph, run)
             res.graph = rep
-        # keep violations in the order of their trace length (shortest first), then by name
-        res.violations = sorted(found.values(), key=lambda f: (len(f.actions), f.invariant))
+        # violations in the order of their trace length (shortest first), then by name
+        res.violations = [Found(v, init, acts) for v, init, acts in run.traces()]
         return res
 
-    def _analyse(self, rep: GraphReport, record) -> None:
-        """Recoverability: from every reachable state, a quiescent good state is reachable using
-        non-fault transitions only: a backward search from every good state along the non-fault
-        edges (their reverse adjacency in two flat arrays), every state it misses is stuck."""
-        n = len(self.parent)
-        src, dst, fault, good = self.edge_src, self.edge_dst, self.edge_fault, self.good
-        rep.nodes = n
-        rep.edges = len(src)
-        rep.fault_edges = sum(fault)
-        rep.good_states = sum(good)
-        start = array("i", bytes(4 * (n + 1)))          # predecessors of d: preds[start[d]:start[d + 1]]
-        for d, f in zip(dst, fault):
-            if not f:
-                start[d + 1] += 1
-        for i in range(n):
-            start[i + 1] += start[i]
-        fill = array("i", start[:n])
-        preds = array("i", bytes(4 * start[n]))
-        for a, d, f in zip(src, dst, fault):
-            if not f:
-                preds[fill[d]] = a
-                fill[d] += 1
-        ok = bytearray(good)
-        stack = [i for i in range(n) if good[i]]
-        while stack:
-            d = stack.pop()
-            for k in range(start[d], start[d + 1]):
-                a = preds[k]
-                if not ok[a]:
-                    ok[a] = 1
-                    stack.append(a)
-        bad = [i for i in range(n) if not ok[i]]
+    def _analyse(self, rep: GraphReport, graph: GraphBuilder, run: Run) -> None:
+        """Recoverability: from every reachable state a quiescent good state is reachable using
+        non-fault transitions only (GraphBuilder.unrecoverable); the first stuck state is a finding."""
+        rep.nodes = len(graph.good)
+        rep.edges = len(graph.src)
+        rep.fault_edges = sum(graph.fault)
+        rep.good_states = sum(graph.good)
+        bad = graph.unrecoverable()
         rep.unrecoverable = len(bad)
         rep.analysed = True
         if bad:
             first = min(bad)   # BFS order: smallest index = shortest trace
-            record(first, Violation(RECOVERABLE, f"{len(bad)} reachable states cannot reach a quiescent good state "
-                                    "once faults stop (first one at the end of this trace)", 0))
+            run.note(first, None, Violation(RECOVERABLE, f"{len(bad)} reachable states cannot reach a quiescent good "
+                                            "state once faults stop (first one at the end of this trace)", 0))
+
+    # --- traces and the graph, after `run` ---------------------------------------------------------
+    @property
+    def parent(self):
+        return self.search.parent if self.search is not None else []
+
+    def path_indices(self, idx: int) -> tuple[int, list]:
+        """(init index, action indices) of the BFS-tree path to state `idx`."""
+        return self.search.path_indices(idx)
+
+    def trace_to(self, idx: int) -> tuple[int, list, object]:
+        """(init index, actions, state) reached by re-executing the path to `idx`."""
+        return self.search.trace_to(idx)
 
     def write_dot(self, path: str) -> int:
         """Write the state graph (after `run`) as Graphviz DOT; returns the number of nodes."""
-        n = len(self.parent) if self.index_of is not None else 0
+        g = self.graph_builder
+        n = len(g.good) if g is not None and self.analysed else 0
         if n == 0:
             raise ValueError("no state graph to write (the model did not fit or the run was partial)")
-        labels = self.edge_labels
+        labels = g.labels
+        parent = self.search.parent
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(f"digraph {_dot_id(self.protocol.name)} {{\n  node [shape=circle fontsize=9];\n")
             for i in range(n):
-                attrs = ['style=filled fillcolor="palegreen"'] if self.good[i] else []
-                if self.parent[i] < 0:
+                attrs = ['style=filled fillcolor="palegreen"'] if g.good[i] else []
+                if parent[i] < 0:
                     attrs.append("shape=doublecircle")
                 fh.write(f"  s{i} [label=\"{i}\"{(' ' + ' '.join(attrs)) if attrs else ''}];\n")
-            for e, (s, d, f) in enumerate(zip(self.edge_src, self.edge_dst, self.edge_fault)):
+            for e, (s, d, f) in enumerate(zip(g.src, g.dst, g.fault)):
                 lab = labels[e].replace('"', "'") if labels else ""
                 style = " style=dashed color=red" if f else ""
                 fh.write(f"  s{s} -> s{d} [label=\"{lab}\"{style}];\n")
@@ -619,29 +247,29 @@ def stderr_progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+class FaultFree:
+    """`protocol` without its fault actions, started from one state (the recovery search's space)."""
+
+    def __init__(self, protocol: Protocol, state):
+        self.protocol, self.start = protocol, state
+        self.step = protocol.step
+
+    def init_states(self):
+        return [self.start]
+
+    def actions(self, state):
+        is_fault = self.protocol.is_fault
+        return [a for a in self.protocol.actions(state) if not is_fault(a)]
+
+
 def can_recover(protocol: Protocol, state, limit: int = 1_000_000) -> Optional[bool]:
     """Is a quiescent good state reachable from `state` without fault actions? None if the search
     hit `limit` states before deciding."""
-    fp_of = protocol.fingerprint
-    seen = {fp_of(state)}
-    frontier = [state]
-    while frontier:
-        nxt = []
-        for s in frontier:
-            if protocol.is_quiescent_good(s):
-                return True
-            for a in protocol.actions(s):
-                if protocol.is_fault(a):
-                    continue
-                t = protocol.step(s, a)
-                fp = fp_of(t)
-                if fp not in seen:
-                    seen.add(fp)
-                    if len(seen) > limit:
-                        return None
-                    nxt.append(t)
-        frontier = nxt
-    return False
+    goal = Goal(protocol.is_quiescent_good)
+    run = search(FaultFree(protocol, state), FingerprintStore(protocol.fingerprint), [goal], max_states=limit + 1)
+    if goal.found >= 0:
+        return True
+    return None if run.stopped == "max-states" else False
 
 
 def replay_graph_property(cx) -> tuple:

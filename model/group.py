@@ -4,6 +4,8 @@ Why it exists: the coordinator in impl/ is too detailed to explore exhaustively;
 only what the group properties (invariants/group.py) talk about, with Kafka's rules
 (/work/shared/reference/coordinator.md), so that 2-3 members and 1-2 partitions explore
 exhaustively in seconds and every historical behaviour it carries yields a shortest trace.
+specs/GroupMembership.tla states the same rules in TLA+, action for action (one disjunct of `Next`
+per entry of `ACTIONS` below, same name in CamelCase); kverify/tla compares the two state sets.
 
 What is modelled. Each request is handled atomically together with the response that the
 coordinator produces for it (the impl world explores the network separately). Members are slots
@@ -48,7 +50,8 @@ Historical behaviours the abstract model has (each yields a shortest counterexam
   sent in generation g lands after generation g+1 moved the partition -> committed-offset-safety.
 - no-generation-bump: a completed join keeps the generation -> generation-monotonicity.
 - leader-not-reelected: removing the leader leaves leaderId on it, also through the next
-  completed join (as impl/ does it) -> leader-in-members.
+  completed join, as impl/coordinator does it (group.py `maybe_elect_new_joined_leader` keeps a
+  departed leader as long as some member rejoined; `remove` does not re-elect) -> leader-in-members.
 - kafka-12890-no-sync-barrier: no pending-sync barrier, so a stalled member that heartbeats but
   never syncs leaves the group stuck -> the explorer's recoverability analysis ("recoverable").
 - unclean-election (controller): a failover may load the previous record, losing the last append
@@ -61,20 +64,25 @@ ones above, so the registry refuses the others for this model with one line.
 """
 from __future__ import annotations
 
+from typing import NamedTuple, Optional
+
 from kverify.invariants.core import Sometimes
 from kverify.invariants.group import (COMPLETING, EMPTY, PREPARING, STABLE, STATE_NAMES, ClientView,
                                       CommitEvent, GroupView, group_invariants, group_sometimes, stable_with_all)
+from kverify.model.actions import NO_ARGS, Action, ActionTable
 from kverify.model.protocol import Protocol
+from kverify.model.spec import ModelSpec, Param
 
 PARAMS = {
-    "members": (2, "consumer processes (slots m0..; not symmetry-reduced: assignment and leader follow slot order)"),
-    "partitions": (2, "partitions of the subscribed topic"),
-    "events": (3, "budget of environment events: process starts and graceful leaves"),
-    "faults": (1, "budget of faults: crash, pause, stall, coordinator failover"),
-    "commits": (2, "budget of offset commit requests (member commits and admin resets)"),
-    "max_generation": (4, "no new environment events or faults once the generation reaches this"),
-    "failover": (True, "allow coordinator failover (reload from the persisted group record)"),
-    "admin": (True, "allow admin offset resets (standalone commits, generation -1) on an Empty group"),
+    "members": Param(2, "consumer processes (slots m0..; not symmetry-reduced: assignment and leader follow slot order)",
+                     lo=1, hi=6),
+    "partitions": Param(2, "partitions of the subscribed topic", lo=1, hi=6),
+    "events": Param(3, "budget of environment events: process starts and graceful leaves", lo=0),
+    "faults": Param(1, "budget of faults: crash, pause, stall, coordinator failover", lo=0),
+    "commits": Param(2, "budget of offset commit requests (member commits and admin resets)", lo=0),
+    "max_generation": Param(4, "no new environment events or faults once the generation reaches this", lo=0),
+    "failover": Param(True, "allow coordinator failover (reload from the persisted group record)"),
+    "admin": Param(True, "allow admin offset resets (standalone commits, generation -1) on an Empty group"),
 }
 
 # client statuses and flags
@@ -84,71 +92,411 @@ RUN, PAUSED, STALLED = 0, 1, 2
 FLAG_NAMES = ("running", "paused", "stalled")
 # internal coordinator state: PreparingRebalance entered from Empty (initial delay; viewed as PREPARING)
 PREP_INITIAL = 5
+NO_LEADER = -1
+NO_COMMIT = ()            # a client's `inflight` when no OffsetCommit is on its way
+NO_ASSIGNMENT = None      # a coordinator's / record's `assignment` when none is stored
 
 SUPPORTS = frozenset({"stale-generation-commit", "no-generation-bump", "leader-not-reelected",
-                                 "kafka-12890-no-sync-barrier", "unclean-election"})
-# names of a state's top-level fields (specs/GroupMembership.tla and kverify/tla rely on them)
-STATE_FIELDS = ("coord", "clients", "offsets", "persisted", "budget", "delivered", "prev")
-# every action name `actions()` can yield, under any bound and behaviour
-ACTION_NAMES = frozenset({"start", "join", "rejoin", "sync", "commit", "commit_arrives", "leave", "expire",
-                          "crash", "pause", "stall", "resume", "join_timeout", "sync_timeout", "admin_reset",
-                          "failover", "unclean_failover"})
-MEMBER_REQUESTS = frozenset({"start", "join", "rejoin", "sync", "commit_arrives", "leave"})
-FAULTS = frozenset({"crash", "pause", "stall", "failover", "unclean_failover"})
+                      "kafka-12890-no-sync-barrier", "unclean-election"})
 
-# State layout (plain tuples, hashed as is):
-#   (coord, clients, offsets, persisted, budget, delivered, prev)
-#   coord     = (cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch)
-#   clients   = ((status, gen, owned, flag, acted, inflight), ...)   per slot; acted = generation
-#               of the last assignment it received (what it consumes/commits under), -1 none;
-#               inflight = (generation, partitions) of a commit on its way, or ()
-#   offsets   = (offset per partition)
-#   persisted = (gen, members, leader, assign)                 last group record in the log
-#   budget    = (events, faults, commits, commit_gen)   commit_gen: highest generation under which a
-#               member commit was accepted (ghost for the `commit-after-rebalance` sometimes property)
-#   delivered = ((gen, assign), ...)   assignments answered to SyncGroup, pruned to reloadable gens
-#   prev      = (persisted, offsets) before the last append, or None (kept only for unclean-election)
-# assign is a tuple of per-slot partition bitmasks, or None when no assignment is stored.
+
+# --- the state, named as the protocol names it -------------------------------------------------------
+class Coordinator(NamedTuple):
+    """The group as the coordinator holds it in memory (GroupMetadata)."""
+
+    state: int              # EMPTY, PREPARING, COMPLETING, STABLE, or PREP_INITIAL (initial delay running)
+    generation: int         # generationId
+    leader: int             # leaderId as a slot, NO_LEADER for none
+    members: int            # bitmask of member slots
+    awaiting_join: int      # members whose JoinGroup is parked (awaitingJoinCallback)
+    awaiting_sync: int      # members whose SyncGroup is parked (awaitingSyncCallback)
+    pending_sync: int       # members that must still send SyncGroup (pendingSyncMembers)
+    assignment: Optional[tuple]   # per slot a partition bitmask, NO_ASSIGNMENT when none is stored
+    epoch: int              # coordinator load epoch: +1 at every (re)load of the group
+
+
+class InFlight(NamedTuple):
+    """An OffsetCommit on its way to the coordinator."""
+
+    generation: int         # the generation it carries
+    partitions: int         # bitmask of the partitions it commits
+
+
+class Client(NamedTuple):
+    """One consumer process (a member slot)."""
+
+    status: int             # DOWN .. CSTABLE
+    generation: int         # the generation it would send now (-1: none yet)
+    owned: int              # bitmask of the partitions it consumes
+    flag: int               # RUN, PAUSED or STALLED
+    acted: int              # generation of the last assignment it received (-1: none)
+    inflight: tuple         # InFlight, or NO_COMMIT
+
+
+class GroupRecord(NamedTuple):
+    """The last group metadata record appended to __consumer_offsets (what a reload brings back)."""
+
+    generation: int
+    members: int
+    leader: int
+    assignment: Optional[tuple]
+
+
+class Budget(NamedTuple):
+    """What the environment may still do (the bound), plus one ghost."""
+
+    events: int             # process starts and graceful leaves left
+    faults: int             # crashes, pauses, stalls and failovers left
+    commits: int            # offset commit requests left (member commits and admin resets)
+    commit_generation: int  # ghost: highest generation under which a member commit was accepted
+                            # (for the `commit-after-rebalance` sometimes property)
+
+
+class Delivered(NamedTuple):
+    """An assignment answered to SyncGroup (kept while a reload could come back to its generation)."""
+
+    generation: int
+    assignment: tuple
+
+
+class LastAppend(NamedTuple):
+    """The record and offsets before the last append (unclean-election only: what a failover to a
+    replica that missed the append brings back)."""
+
+    record: GroupRecord
+    offsets: tuple
+
+
+class GroupState(NamedTuple):
+    coord: Coordinator
+    clients: tuple          # Client per slot
+    offsets: tuple          # committed offset per partition
+    persisted: GroupRecord
+    budget: Budget
+    delivered: tuple        # Delivered, oldest first, pruned to reloadable generations
+    prev: Optional[LastAppend]   # None unless unclean-election is on
+
+
+# names of a state's top-level fields: the TLA+ variables of specs/GroupMembership.tla (modelVars)
+STATE_FIELDS = GroupState._fields
+DOWN_CLIENT = Client(DOWN, -1, 0, RUN, -1, NO_COMMIT)
 
 
 def make(params: dict, behaviours: frozenset) -> "GroupModel":
     return GroupModel(params, behaviours)
 
 
-def _popcount(x: int) -> int:
-    return bin(x).count("1")
+def _lowest(mask: int) -> int:
+    """The lowest slot in a bitmask, NO_LEADER when empty."""
+    return (mask & -mask).bit_length() - 1 if mask else NO_LEADER
+
+
+_new = tuple.__new__
+_KEEP = object()
+
+
+def _evolve(s: GroupState, coord=None, clients=None, offsets=None, persisted=None, budget=None, delivered=None,
+            prev=_KEEP) -> GroupState:
+    """`s` with the given fields replaced (GroupState._replace, without its per-call overhead)."""
+    return _new(GroupState, (s.coord if coord is None else coord, s.clients if clients is None else clients,
+                             s.offsets if offsets is None else offsets, s.persisted if persisted is None else persisted,
+                             s.budget if budget is None else budget, s.delivered if delivered is None else delivered,
+                             s.prev if prev is _KEEP else prev))
+
+
+def _set(t: tuple, i: int, value) -> tuple:
+    return t[:i] + (value,) + t[i + 1:]
+
+
+def _with(c: Client, status: int, owned: int = 0) -> Client:
+    """The client with a new status (and owned partitions), everything else kept."""
+    return Client(status, c.generation, owned, c.flag, c.acted, c.inflight)
+
+
+def _flagged(c: Client, flag: int) -> Client:
+    return Client(c.status, c.generation, c.owned, flag, c.acted, c.inflight)
+
+
+def _bits_of(mask: int):
+    i = 0
+    while mask:
+        if mask & 1:
+            yield i
+        mask >>= 1
+        i += 1
+
+
+# --- the actions: one guard and one update each, named as specs/GroupMembership.tla names them ---
+# Guards and updates take the model `g` (bounds and behaviours) and the state `s`. "env ok" in a guard
+# (`s.coord.generation < g.max_gen`) is the bound: no new environment events or faults from then on.
+def start_guard(g, s, m):
+    """A process starts in a free slot."""
+    return (s.clients[m].status == DOWN and s.budget.events > 0 and s.coord.generation < g.max_gen
+            and not s.coord.members >> m & 1)
+
+
+def start(g, s, m):
+    b = s.budget
+    s = _evolve(s, clients=_set(s.clients, m, Client(IDLE, -1, 0, RUN, -1, NO_COMMIT)),
+                   budget=Budget(b.events - 1, b.faults, b.commits, b.commit_generation))
+    return g.handle_join(s, m)
+
+
+def join_guard(g, s, m):
+    """An idle running client sends JoinGroup."""
+    c = s.clients[m]
+    return c.status == IDLE and c.flag == RUN
+
+
+def join(g, s, m):
+    return g.handle_join(s, m)
+
+
+def rejoin_guard(g, s, m):
+    """A stable client's heartbeat gets an error (§5.1): it drops its partitions and rejoins."""
+    c = s.clients[m]
+    return c.status == CSTABLE and c.flag == RUN and g.heartbeat_error(s.coord, m, c.generation)
+
+
+def sync_guard(g, s, m):
+    """A client holding its JoinGroup answer sends SyncGroup."""
+    c = s.clients[m]
+    return c.status == SYNCING and c.flag == RUN
+
+
+def sync(g, s, m):
+    return g.handle_sync(s, m)
+
+
+def commit_guard(g, s, m):
+    """The application of a stable client commits its positions (nothing else on its way)."""
+    c = s.clients[m]
+    return (c.status == CSTABLE and c.flag == RUN and c.owned != 0 and s.budget.commits > 0
+            and not c.inflight)
+
+
+def commit(g, s, m):
+    """OffsetCommit (or TxnOffsetCommit through a transactional producer holding the consumer's
+    group metadata) sent under the client's generation; `commit_arrives` is when it is handled."""
+    c = s.clients[m]
+    b = s.budget
+    c = Client(c.status, c.generation, c.owned, c.flag, c.acted, InFlight(c.generation, c.owned))
+    return _evolve(s, clients=_set(s.clients, m, c), budget=Budget(b.events, b.faults, b.commits - 1, b.commit_generation))
+
+
+def commit_arrives_guard(g, s, m):
+    return bool(s.clients[m].inflight)
+
+
+def commit_arrives(g, s, m):
+    """The coordinator handles the OffsetCommit in flight (possibly after the group moved on)."""
+    c = s.clients[m]
+    sent = c.inflight
+    if g.commit_verdict(s.coord, m, sent.generation) != "NONE":
+        # CommitFailed / RebalanceInProgress: a client still stable in that generation drops
+        # its partitions and rejoins; one that already moved on ignores the late answer
+        if c.status == CSTABLE and c.generation == sent.generation:
+            c = Client(IDLE, c.generation, 0, c.flag, c.acted, NO_COMMIT)
+        else:
+            c = Client(c.status, c.generation, c.owned, c.flag, c.acted, NO_COMMIT)
+        return _evolve(s, clients=_set(s.clients, m, c))
+    parts = sent.partitions
+    offsets = tuple(o + 1 if parts >> q & 1 else o for q, o in enumerate(s.offsets))
+    b = s.budget
+    return _evolve(s, clients=_set(s.clients, m, Client(c.status, c.generation, c.owned, c.flag, c.acted, NO_COMMIT)),
+                      offsets=offsets, prev=g.before_append(s),
+                      budget=Budget(b.events, b.faults, b.commits, max(b.commit_generation, sent.generation)))
+
+
+def admin_reset_guard(g, s, q):
+    """An admin resets a committed offset of an Empty group (a standalone commit, generation -1)."""
+    return g.admin and s.budget.commits > 0 and s.coord.state == EMPTY and s.offsets[q] != 0
+
+
+def admin_reset(g, s, q):
+    b = s.budget
+    return _evolve(s, offsets=_set(s.offsets, q, 0), prev=g.before_append(s),
+                      budget=Budget(b.events, b.faults, b.commits - 1, b.commit_generation))
+
+
+def leave_guard(g, s, m):
+    """A stable member leaves the group (LeaveGroup) and its process stops."""
+    c = s.clients[m]
+    return (c.status == CSTABLE and c.flag == RUN and s.budget.events > 0 and s.coord.generation < g.max_gen
+            and bool(s.coord.members >> m & 1))
+
+
+def leave(g, s, m):
+    b = s.budget
+    s = _evolve(s, coord=g.remove(s.coord, m), clients=_set(s.clients, m, DOWN_CLIENT),
+                   budget=Budget(b.events - 1, b.faults, b.commits, b.commit_generation))
+    return g.after_removal(s)
+
+
+def expire_guard(g, s, m):
+    """The session of a crashed or paused member that is not parked in Join/Sync expires (§5.3)."""
+    c = s.clients[m]
+    if c.status != DOWN and c.flag != PAUSED:
+        return False
+    coord = s.coord
+    return bool(coord.members >> m & 1) and not (coord.awaiting_join | coord.awaiting_sync) >> m & 1
+
+
+def expire(g, s, m):
+    return g.after_removal(_evolve(s, coord=g.remove(s.coord, m)))
+
+
+def _spend_fault(b: Budget) -> Budget:
+    return Budget(b.events, b.faults - 1, b.commits, b.commit_generation)
+
+
+def crash_guard(g, s, m):
+    return s.clients[m].status != DOWN and s.budget.faults > 0 and s.coord.generation < g.max_gen
+
+
+def crash(g, s, m):
+    return _evolve(s, clients=_set(s.clients, m, DOWN_CLIENT), budget=_spend_fault(s.budget))
+
+
+def pause_guard(g, s, m):
+    c = s.clients[m]
+    return c.status != DOWN and c.flag == RUN and s.budget.faults > 0 and s.coord.generation < g.max_gen
+
+
+def pause(g, s, m):
+    return _evolve(s, clients=_set(s.clients, m, _flagged(s.clients[m], PAUSED)), budget=_spend_fault(s.budget))
+
+
+def stall_guard(g, s, m):
+    """The process keeps heartbeating but never sends SyncGroup."""
+    c = s.clients[m]
+    return c.status == SYNCING and c.flag == RUN and s.budget.faults > 0 and s.coord.generation < g.max_gen
+
+
+def stall(g, s, m):
+    return _evolve(s, clients=_set(s.clients, m, _flagged(s.clients[m], STALLED)), budget=_spend_fault(s.budget))
+
+
+def resume_guard(g, s, m):
+    c = s.clients[m]
+    return c.status != DOWN and c.flag == PAUSED
+
+
+def resume(g, s, m):
+    return _evolve(s, clients=_set(s.clients, m, _flagged(s.clients[m], RUN)))
+
+
+def join_timeout_guard(g, s):
+    """The (initial) join window ends (§3.6.1, §3.7): the initial delay always may; a rebalance's
+    window only while some member that did not rejoin is unresponsive."""
+    c = s.coord
+    return c.state == PREP_INITIAL or (c.state == PREPARING and g.unresponsive(s.clients, c.members & ~c.awaiting_join))
+
+
+def join_timeout(g, s):
+    return g.complete_join(s)
+
+
+def sync_timeout_guard(g, s):
+    """The pending-sync barrier expires (§4.5) while a member that never synced is unresponsive."""
+    c = s.coord
+    return (not g.no_barrier and (c.state == COMPLETING or c.state == STABLE)
+            and g.unresponsive(s.clients, c.pending_sync))
+
+
+def sync_timeout(g, s):
+    """Remove the members that never sent SyncGroup, then rebalance."""
+    coord = s.coord
+    for m in _bits_of(coord.pending_sync):
+        coord = g.remove(coord, m)
+    return g.maybe_complete(g.prepare(_evolve(s, coord=coord)))
+
+
+def failover_guard(g, s):
+    """The coordinator moves (offsets partition leader change) and reloads the group."""
+    return g.failover and s.budget.faults > 0 and s.coord.generation < g.max_gen
+
+
+def failover(g, s):
+    return g.load(s, s.persisted, s.offsets)
+
+
+def unclean_failover_guard(g, s):
+    """Unclean election of the offsets partition: the new leader misses the last append."""
+    return (g.unclean and s.budget.faults > 0 and s.coord.generation < g.max_gen and s.prev is not None
+            and s.prev != LastAppend(s.persisted, s.offsets))
+
+
+def unclean_failover(g, s):
+    return g.load(s, s.prev.record, s.prev.offsets)
+
+
+def _slots(g, s):
+    return g.slot_args
+
+
+def _partitions(g, s):
+    return g.part_args
+
+
+def _none(g, s):
+    return NO_ARGS
+
+
+ACTIONS = ActionTable([
+    Action("commit_arrives", commit_arrives_guard, commit_arrives, _slots),
+    Action("start", start_guard, start, _slots),
+    Action("expire", expire_guard, expire, _slots),
+    Action("join", join_guard, join, _slots),
+    Action("sync", sync_guard, sync, _slots),
+    Action("rejoin", rejoin_guard, join, _slots),
+    Action("commit", commit_guard, commit, _slots),
+    Action("leave", leave_guard, leave, _slots),
+    Action("pause", pause_guard, pause, _slots, fault=True),
+    Action("stall", stall_guard, stall, _slots, fault=True),
+    Action("resume", resume_guard, resume, _slots),
+    Action("crash", crash_guard, crash, _slots, fault=True),
+    Action("join_timeout", join_timeout_guard, join_timeout, _none),
+    Action("sync_timeout", sync_timeout_guard, sync_timeout, _none),
+    Action("admin_reset", admin_reset_guard, admin_reset, _partitions),
+    Action("failover", failover_guard, failover, _none, fault=True),
+    Action("unclean_failover", unclean_failover_guard, unclean_failover, _none, fault=True),
+])
+# every action name `actions()` can yield, under any bound and behaviour
+ACTION_NAMES = ACTIONS.names()
+MEMBER_REQUESTS = frozenset({"start", "join", "rejoin", "sync", "commit_arrives", "leave"})
+FAULTS = ACTIONS.faults
+
+SPEC = ModelSpec(name="group", make=make, params=PARAMS, supports=SUPPORTS, state_fields=STATE_FIELDS,
+                 action_names=ACTION_NAMES)
 
 
 class GroupModel(Protocol):
     name = "group"
+    table = ACTIONS
 
     def __init__(self, params: dict, behaviours: frozenset = frozenset()):
-        full = {k: v[0] for k, v in PARAMS.items()}
-        full.update(params or {})
-        for key in ("members", "partitions"):
-            if not 1 <= int(full[key]) <= 6:
-                raise ValueError(f"group model: {key} must be between 1 and 6")
-        for key in ("events", "faults", "commits", "max_generation"):
-            if int(full[key]) < 0:
-                raise ValueError(f"group model: {key} must be >= 0")
+        full = SPEC.resolve(params or {})
         self.params = full
         self.behaviours = frozenset(behaviours)
-        self.n = int(full["members"])
-        self.p = int(full["partitions"])
-        self.max_gen = int(full["max_generation"])
-        self.failover = bool(full["failover"])
-        self.admin = bool(full["admin"])
+        self.n = full["members"]
+        self.p = full["partitions"]
+        self.max_gen = full["max_generation"]
+        self.failover = full["failover"]
+        self.admin = full["admin"]
         self.stale_commit = "stale-generation-commit" in self.behaviours
         self.no_bump = "no-generation-bump" in self.behaviours
         self.keep_leader = "leader-not-reelected" in self.behaviours
         self.no_barrier = "kafka-12890-no-sync-barrier" in self.behaviours
         self.unclean = "unclean-election" in self.behaviours and self.failover
         self.all_parts = (1 << self.p) - 1
+        self.slot_args = tuple((m,) for m in range(self.n))
+        self.part_args = tuple((q,) for q in range(self.p))
         self._intern = {}              # state parts already seen (shared between frontier states)
         self._cv_cache = {}            # (id(coord), id(clients)) -> client views (parts are interned)
         self._view_cache = {}          # id(state) -> (state, view): the invariants share one view
         self._step_cache = (None, None, None, None)
-        self._rec = None            # when a list: group states entered during one step (step_views)
+        self._entered = None           # when a list: group states entered during one step (step_views)
         self._invs = group_invariants(self.view, self.step_views)
         self._some = group_sometimes(self.view, self.n, failover=self.failover) + (
             Sometimes("commit-after-rebalance", "a member commit is accepted under generation 2 or later, "
@@ -156,20 +504,19 @@ class GroupModel(Protocol):
 
     # --- Protocol ------------------------------------------------------------------------------
     def init_states(self):
-        n, p = self.n, self.p
-        coord = (EMPTY, 0, -1, 0, 0, 0, 0, None, 0)
-        clients = ((DOWN, -1, 0, RUN, -1, ()),) * n
-        persisted = (0, 0, -1, None)
-        offsets = (0,) * p
-        budget = (int(self.params["events"]), int(self.params["faults"]), int(self.params["commits"]), 0)
-        prev = (persisted, offsets) if self.unclean else None
-        return [(coord, clients, offsets, persisted, budget, (), prev)]
+        record = GroupRecord(0, 0, NO_LEADER, NO_ASSIGNMENT)
+        offsets = (0,) * self.p
+        prm = self.params
+        return [GroupState(coord=Coordinator(EMPTY, 0, NO_LEADER, 0, 0, 0, 0, NO_ASSIGNMENT, 0),
+                           clients=(DOWN_CLIENT,) * self.n, offsets=offsets, persisted=record,
+                           budget=Budget(prm["events"], prm["faults"], prm["commits"], 0), delivered=(),
+                           prev=LastAppend(record, offsets) if self.unclean else None)]
 
     def invariants(self):
         return self._invs
 
     def _commit_after_rebalance(self, s) -> bool:
-        return s[4][3] >= 2 and stable_with_all(self.n)(self.view(s))
+        return s.budget.commit_generation >= 2 and stable_with_all(self.n)(self.view(s))
 
     def sometimes(self):
         return self._some
@@ -191,346 +538,215 @@ class GroupModel(Protocol):
         return ("coordinator", "coordinator")
 
     def actions(self, s):
-        coord, clients, offsets, persisted, budget, delivered, prev = s
-        cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch = coord
-        events, faults, commits, _ = budget
-        env_ok = gen < self.max_gen
-        out = []
-        for m, (st, cg, owned, flag, _, inflight) in enumerate(clients):
-            bit = 1 << m
-            if inflight:
-                out.append(("commit_arrives", m))
-            if st == DOWN:
-                if events and env_ok and not members & bit:
-                    out.append(("start", m))
-                if members & bit and not (awaiting | syncwait) & bit:
-                    out.append(("expire", m))
-                continue
-            if flag == RUN:
-                if st == IDLE:
-                    out.append(("join", m))
-                elif st == SYNCING:
-                    out.append(("sync", m))
-                elif st == CSTABLE:
-                    if self._heartbeat_error(coord, m, cg):
-                        out.append(("rejoin", m))
-                    if owned and commits and not inflight:
-                        out.append(("commit", m))
-                    if events and env_ok and members & bit:
-                        out.append(("leave", m))
-                if faults and env_ok:
-                    out.append(("pause", m))
-                    if st == SYNCING:
-                        out.append(("stall", m))
-            elif flag == PAUSED:
-                out.append(("resume", m))
-                if members & bit and not (awaiting | syncwait) & bit:
-                    out.append(("expire", m))
-            if faults and env_ok:
-                out.append(("crash", m))
-        if cstate == PREP_INITIAL or (cstate == PREPARING and self._unresponsive(clients, members & ~awaiting)):
-            out.append(("join_timeout",))
-        if (not self.no_barrier and cstate in (COMPLETING, STABLE)
-                and self._unresponsive(clients, pending)):
-            out.append(("sync_timeout",))
-        if self.admin and commits and cstate == EMPTY:
-            for q in range(self.p):
-                if offsets[q]:
-                    out.append(("admin_reset", q))
-        if self.failover and faults and env_ok:
-            out.append(("failover",))
-            if self.unclean and prev is not None and prev != (persisted, offsets):
-                out.append(("unclean_failover",))
-        return out
+        return ACTIONS.enabled(self, _named(s))
 
     def step(self, s, a):
-        t = getattr(self, "_a_" + a[0])(s, *a[1:])
+        t = ACTIONS.step(self, _named(s), a)
         # intern the parts: states in the BFS frontier then share them (memory per state)
         intern = self._intern
         if len(intern) > 20_000:
             intern.clear()
-        return tuple([intern.setdefault(x, x) for x in t])
+        return _new(GroupState, [intern.setdefault(x, x) for x in t])
 
     # --- coordinator rules ---------------------------------------------------------------------
     @staticmethod
-    def _unresponsive(clients, mask) -> bool:
+    def unresponsive(clients, mask) -> bool:
         """Some member in `mask` will not answer by itself (crashed, paused or stalled). Rebalance
         timers are long next to a healthy member's latency, so the model fires them only then."""
-        i = 0
-        while mask:
-            if mask & 1:
-                c = clients[i]
-                if c[0] == DOWN or c[3] != RUN:
-                    return True
-            mask >>= 1
-            i += 1
+        for i in _bits_of(mask):
+            c = clients[i]
+            if c.status == DOWN or c.flag != RUN:
+                return True
         return False
 
-    def _heartbeat_error(self, coord, m, cg) -> bool:
+    @staticmethod
+    def heartbeat_error(coord: Coordinator, m: int, generation: int) -> bool:
         """Would a heartbeat from a stable client get an error (-> it rejoins)? §5.1"""
-        cstate, gen, _, members, *_ = coord
-        if not (members >> m) & 1:
+        if not coord.members >> m & 1:
             return True                       # UNKNOWN_MEMBER_ID
-        if cg != gen:
+        if generation != coord.generation:
             return True                       # ILLEGAL_GENERATION
-        return cstate in (PREPARING, PREP_INITIAL)   # REBALANCE_IN_PROGRESS
+        return coord.state == PREPARING or coord.state == PREP_INITIAL   # REBALANCE_IN_PROGRESS
 
-    def commit_verdict(self, coord, m, cg) -> str:
-        """OffsetCommit from slot m carrying generation cg (coordinator.md §7.1.2)."""
-        cstate, gen, _, members, *_ = coord
-        if not (members >> m) & 1:
+    def commit_verdict(self, coord: Coordinator, m: int, generation: int) -> str:
+        """OffsetCommit from slot m carrying `generation` (coordinator.md §7.1.2)."""
+        if not coord.members >> m & 1:
             return "UNKNOWN_MEMBER_ID"
-        if cg != gen and not (self.stale_commit and 0 <= cg < gen):   # the bug: an older generation lands
-            return "ILLEGAL_GENERATION"
-        if cstate == COMPLETING:
+        if generation != coord.generation and not (self.stale_commit and 0 <= generation < coord.generation):
+            return "ILLEGAL_GENERATION"        # (the bug lets an older generation land)
+        if coord.state == COMPLETING:
             return "REBALANCE_IN_PROGRESS"
         return "NONE"
 
-    def _remove(self, coord, m):
-        """Remove member m (leave/expiry): leader moves to the lowest remaining member (§3.6.5)."""
-        cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch = coord
-        bit = 1 << m
-        members &= ~bit
+    def remove(self, coord: Coordinator, m: int) -> Coordinator:
+        """Remove member m (leave/expiry): the leader moves to the lowest remaining member (§3.6.5)."""
+        keep = ~(1 << m)
+        members = coord.members & keep
+        leader = coord.leader
         if leader == m and not self.keep_leader:
-            leader = (members & -members).bit_length() - 1 if members else -1
-        return (cstate, gen, leader, members, awaiting & ~bit, syncwait & ~bit, pending & ~bit, assign, epoch)
+            leader = _lowest(members)
+        return Coordinator(coord.state, coord.generation, leader, members, coord.awaiting_join & keep,
+                           coord.awaiting_sync & keep, coord.pending_sync & keep, coord.assignment, coord.epoch)
 
-    def _prepare(self, coord, clients):
+    def prepare(self, s: GroupState) -> GroupState:
         """prepareRebalance (§3.5.1): parked SyncGroups get REBALANCE_IN_PROGRESS (client -> idle)."""
-        cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch = coord
-        if cstate == COMPLETING:
-            if syncwait:
-                clients = tuple((IDLE, c[1], 0, c[3], c[4], c[5]) if (syncwait >> i) & 1 and c[0] == SYNC_WAIT else c
+        coord, clients = s.coord, s.clients
+        assignment = coord.assignment
+        if coord.state == COMPLETING:
+            parked = coord.awaiting_sync
+            if parked:
+                clients = tuple(_with(c, IDLE) if parked >> i & 1 and c.status == SYNC_WAIT else c
                                 for i, c in enumerate(clients))
-            assign = None
-        new_state = PREP_INITIAL if cstate == EMPTY else PREPARING
-        if self._rec is not None:
-            self._rec.append(PREPARING)
-        return (new_state, gen, leader, members, awaiting, 0, 0, assign, epoch), clients
+            assignment = NO_ASSIGNMENT
+        if self._entered is not None:
+            self._entered.append(PREPARING)
+        coord = Coordinator(PREP_INITIAL if coord.state == EMPTY else PREPARING, coord.generation, coord.leader,
+                            coord.members, coord.awaiting_join, 0, 0, assignment, coord.epoch)
+        return _evolve(s, coord=coord, clients=clients)
 
-    def _complete(self, s, coord, clients):
+    def new_leader(self, coord: Coordinator, joined: int) -> int:
+        """onCompleteJoin's leader: kept if it rejoined, else the lowest rejoined slot. With
+        leader-not-reelected a departed leader keeps its id, as impl/coordinator does it
+        (group.py `maybe_elect_new_joined_leader` keeps it while some member rejoined)."""
+        leader = coord.leader
+        if leader >= 0 and (joined >> leader & 1 or self.keep_leader):
+            return leader
+        return _lowest(joined)
+
+    def complete_join(self, s: GroupState) -> GroupState:
         """onCompleteJoin (§3.6.2): drop members that did not rejoin, bump the generation, answer
         every parked JoinGroup; an empty result lands in Empty and is persisted."""
-        _, gen, leader, members, awaiting, _, _, assign, epoch = coord
-        _, _, offsets, persisted, budget, delivered, prev = s
-        members &= awaiting
-        if self.keep_leader and leader >= 0 and members:
-            pass                              # the bug: the departed leader keeps its id
-        elif leader < 0 or not (members >> leader) & 1:
-            if members:
-                leader = (members & -members).bit_length() - 1
-            elif not self.keep_leader:
-                leader = -1
-        ngen = gen if self.no_bump else gen + 1
-        if self._rec is not None:
-            self._rec.append(COMPLETING if members else EMPTY)
-        if not members:
-            coord = (EMPTY, ngen, leader, 0, 0, 0, 0, None, epoch)
-            record = (ngen, 0, leader, None)
-            if self.unclean:
-                prev = (persisted, offsets)
-            persisted = record
-            delivered = self._prune(delivered, persisted, prev)
-            return (coord, clients, offsets, persisted, budget, delivered, prev)
-        coord = (COMPLETING, ngen, leader, members, 0, 0, members, None, epoch)
-        clients = tuple((SYNCING, ngen, 0, c[3], c[4], c[5]) if (members >> i) & 1 and c[0] == JOINING else c
-                        for i, c in enumerate(clients))
-        return (coord, clients, offsets, persisted, budget, delivered, prev)
+        coord = s.coord
+        joined = coord.members & coord.awaiting_join
+        leader = self.new_leader(coord, joined)
+        generation = coord.generation if self.no_bump else coord.generation + 1
+        if self._entered is not None:
+            self._entered.append(COMPLETING if joined else EMPTY)
+        if not joined:
+            s = _evolve(s, coord=Coordinator(EMPTY, generation, leader, 0, 0, 0, 0, NO_ASSIGNMENT, coord.epoch))
+            return self.append_record(s, GroupRecord(generation, 0, leader, NO_ASSIGNMENT))
+        clients = tuple(Client(SYNCING, generation, 0, c.flag, c.acted, c.inflight)
+                        if joined >> i & 1 and c.status == JOINING else c for i, c in enumerate(s.clients))
+        return _evolve(s, coord=Coordinator(COMPLETING, generation, leader, joined, 0, 0, joined, NO_ASSIGNMENT,
+                                            coord.epoch), clients=clients)
 
-    def _maybe_complete(self, s):
-        coord = s[0]
-        if coord[0] == PREPARING and coord[3] & ~coord[4] == 0:
-            return self._complete(s, coord, s[1])
+    def maybe_complete(self, s: GroupState) -> GroupState:
+        """The join completes at once when every member has rejoined (§3.6.1)."""
+        coord = s.coord
+        if coord.state == PREPARING and coord.members & ~coord.awaiting_join == 0:
+            return self.complete_join(s)
         return s
 
-    def _prune(self, delivered, persisted, prev):
+    def after_removal(self, s: GroupState) -> GroupState:
+        """§5.4: Stable/CompletingRebalance -> rebalance; PreparingRebalance -> try to complete."""
+        if s.coord.state == STABLE or s.coord.state == COMPLETING:
+            s = self.prepare(s)
+        return self.maybe_complete(s)
+
+    def before_append(self, s: GroupState) -> Optional[LastAppend]:
+        """The `prev` of a state about to append to __consumer_offsets (unclean-election only)."""
+        return LastAppend(s.persisted, s.offsets) if self.unclean else s.prev
+
+    def append_record(self, s: GroupState, record: GroupRecord) -> GroupState:
+        prev = self.before_append(s)
+        return _evolve(s, persisted=record, prev=prev, delivered=self.prune(s.delivered, record, prev))
+
+    @staticmethod
+    def prune(delivered: tuple, persisted: GroupRecord, prev: Optional[LastAppend]) -> tuple:
         """Keep only delivered generations a reload could still come back to or reuse."""
         if not delivered:
             return delivered
-        low = persisted[0] if prev is None else min(persisted[0], prev[0][0])
-        return tuple(d for d in delivered if d[0] >= low)
+        low = persisted.generation if prev is None else min(persisted.generation, prev.record.generation)
+        return tuple(d for d in delivered if d.generation >= low)
 
-    def _assign(self, members):
-        order = [i for i in range(self.n) if (members >> i) & 1]
+    def assign(self, members: int) -> tuple:
+        """The leader's assignment: partition q to the (q mod k)-th member in slot order."""
+        order = list(_bits_of(members))
         out = [0] * self.n
         for q in range(self.p):
             out[order[q % len(order)]] |= 1 << q
         return tuple(out)
 
-    def _join(self, s, m):
+    def handle_join(self, s: GroupState, m: int) -> GroupState:
         """JoinGroup from slot m (known or new member), §3.2-3.3, then completion if all rejoined."""
-        coord, clients, offsets, persisted, budget, delivered, prev = s
-        cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch = coord
+        coord = s.coord
         bit = 1 << m
-        c = clients[m]
-        if members & bit:
-            if cstate in (PREPARING, PREP_INITIAL):
-                coord = (cstate, gen, leader, members, awaiting | bit, syncwait, pending, assign, epoch)
-                clients = _set(clients, m, (JOINING, c[1], 0, c[3], c[4], c[5]))
-            elif cstate == STABLE and leader == m:
-                coord, clients = self._prepare(coord, clients)
-                coord = coord[:4] + (coord[4] | bit,) + coord[5:]
-                clients = _set(clients, m, (JOINING, c[1], 0, c[3], c[4], c[5]))
+        c = s.clients[m]
+        joining = Client(JOINING, c.generation, 0, c.flag, c.acted, c.inflight)
+        if coord.members & bit:
+            if coord.state == PREPARING or coord.state == PREP_INITIAL:
+                s = _evolve(s, coord=Coordinator(coord.state, coord.generation, coord.leader, coord.members,
+                                                 coord.awaiting_join | bit, coord.awaiting_sync, coord.pending_sync,
+                                                 coord.assignment, coord.epoch),
+                            clients=_set(s.clients, m, joining))
+            elif coord.state == STABLE and coord.leader == m:
+                s = self.prepare(s)
+                c2 = s.coord
+                s = _evolve(s, coord=Coordinator(c2.state, c2.generation, c2.leader, c2.members,
+                                                 c2.awaiting_join | bit, c2.awaiting_sync, c2.pending_sync,
+                                                 c2.assignment, c2.epoch),
+                            clients=_set(s.clients, m, joining))
             else:   # follower (or unchanged member in CompletingRebalance): current generation at once
-                clients = _set(clients, m, (SYNCING, gen, 0, c[3], c[4], c[5]))
+                s = _evolve(s, clients=_set(s.clients, m, Client(SYNCING, coord.generation, 0, c.flag, c.acted,
+                                                                 c.inflight)))
         else:
-            if leader < 0:
-                leader = m
-            coord = (cstate, gen, leader, members | bit, awaiting | bit, syncwait, pending, assign, epoch)
-            clients = _set(clients, m, (JOINING, c[1], 0, c[3], c[4], c[5]))
-            if cstate in (EMPTY, STABLE, COMPLETING):
-                coord, clients = self._prepare(coord, clients)
-        return self._maybe_complete((coord, clients, offsets, persisted, budget, delivered, prev))
+            leader = m if coord.leader < 0 else coord.leader
+            s = _evolve(s, coord=Coordinator(coord.state, coord.generation, leader, coord.members | bit,
+                                             coord.awaiting_join | bit, coord.awaiting_sync, coord.pending_sync,
+                                             coord.assignment, coord.epoch),
+                           clients=_set(s.clients, m, joining))
+            if coord.state in (EMPTY, STABLE, COMPLETING):
+                s = self.prepare(s)
+        return self.maybe_complete(s)
 
-    # --- actions -------------------------------------------------------------------------------
-    def _a_start(self, s, m):
-        coord, clients, offsets, persisted, (ev, fa, co, cg), delivered, prev = s
-        s = (coord, _set(clients, m, (IDLE, -1, 0, RUN, -1, ())), offsets, persisted, (ev - 1, fa, co, cg), delivered, prev)
-        return self._join(s, m)
-
-    def _a_join(self, s, m):
-        return self._join(s, m)
-
-    def _a_rejoin(self, s, m):
-        """A stable client's heartbeat got an error; it drops its partitions and rejoins."""
-        return self._join(s, m)
-
-    def _a_sync(self, s, m):
-        coord, clients, offsets, persisted, budget, delivered, prev = s
-        cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch = coord
+    def handle_sync(self, s: GroupState, m: int) -> GroupState:
+        """SyncGroup from slot m (§4): refused, answered at once (Stable), or parked until the
+        leader's SyncGroup persists the assignment and answers everyone parked."""
+        coord = s.coord
         bit = 1 << m
-        c = clients[m]
-        if not members & bit or c[1] != gen or cstate in (PREPARING, PREP_INITIAL):
-            return (coord, _set(clients, m, (IDLE, c[1], 0, c[3], c[4], c[5])), offsets, persisted, budget, delivered, prev)
-        if cstate == STABLE:
-            coord = (cstate, gen, leader, members, awaiting, syncwait, pending & ~bit, assign, epoch)
-            return (coord, _set(clients, m, (CSTABLE, gen, assign[m], c[3], gen, c[5])), offsets, persisted, budget, delivered, prev)
-        # CompletingRebalance: park; the leader's SyncGroup persists and answers everyone parked
-        syncwait |= bit
-        pending &= ~bit
-        clients = _set(clients, m, (SYNC_WAIT, c[1], 0, c[3], c[4], c[5]))
-        if m != leader:
-            coord = (cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch)
-            return (coord, clients, offsets, persisted, budget, delivered, prev)
-        assign = self._assign(members)
-        if self.unclean:
-            prev = (persisted, offsets)
-        persisted = (gen, members, leader, assign)
-        clients = tuple((CSTABLE, gen, assign[i], cl[3], gen, cl[5]) if (syncwait >> i) & 1 and cl[0] == SYNC_WAIT else cl
-                        for i, cl in enumerate(clients))
-        delivered = self._prune(delivered + ((gen, assign),), persisted, prev)
-        coord = (STABLE, gen, leader, members, awaiting, 0, pending, assign, epoch)
-        return (coord, clients, offsets, persisted, budget, delivered, prev)
+        c = s.clients[m]
+        if (not coord.members & bit or c.generation != coord.generation
+                or coord.state == PREPARING or coord.state == PREP_INITIAL):
+            return _evolve(s, clients=_set(s.clients, m, _with(c, IDLE)))
+        if coord.state == STABLE:
+            return _evolve(s, coord=Coordinator(coord.state, coord.generation, coord.leader, coord.members,
+                                                coord.awaiting_join, coord.awaiting_sync, coord.pending_sync & ~bit,
+                                                coord.assignment, coord.epoch),
+                              clients=_set(s.clients, m, Client(CSTABLE, coord.generation, coord.assignment[m],
+                                                                c.flag, coord.generation, c.inflight)))
+        # CompletingRebalance: park
+        parked = coord.awaiting_sync | bit
+        pending = coord.pending_sync & ~bit
+        clients = _set(s.clients, m, _with(c, SYNC_WAIT))
+        if m != coord.leader:
+            return _evolve(s, coord=Coordinator(coord.state, coord.generation, coord.leader, coord.members,
+                                                coord.awaiting_join, parked, pending, coord.assignment, coord.epoch),
+                           clients=clients)
+        # the leader: persist the assignment, answer every parked SyncGroup, become Stable
+        gen = coord.generation
+        assignment = self.assign(coord.members)
+        clients = tuple(Client(CSTABLE, gen, assignment[i], x.flag, gen, x.inflight)
+                        if parked >> i & 1 and x.status == SYNC_WAIT else x for i, x in enumerate(clients))
+        s = _evolve(s, coord=Coordinator(STABLE, gen, coord.leader, coord.members, coord.awaiting_join, 0, pending,
+                                         assignment, coord.epoch),
+                       clients=clients, delivered=s.delivered + (Delivered(gen, assignment),))
+        return self.append_record(s, GroupRecord(gen, coord.members, coord.leader, assignment))
 
-    def _a_commit(self, s, m):
-        """The application sends its positions (OffsetCommit, or TxnOffsetCommit through a
-        transactional producer holding the consumer's group metadata) under its generation. The
-        request travels on its own; `commit_arrives` is when the coordinator handles it."""
-        coord, clients, offsets, persisted, (ev, fa, co, cg), delivered, prev = s
-        c = clients[m]
-        c = (c[0], c[1], c[2], c[3], c[4], (c[1], c[2]))
-        return (coord, _set(clients, m, c), offsets, persisted, (ev, fa, co - 1, cg), delivered, prev)
-
-    def _a_commit_arrives(self, s, m):
-        coord, clients, offsets, persisted, (ev, fa, co, cg), delivered, prev = s
-        c = clients[m]
-        sent_gen, parts = c[5]
-        verdict = self.commit_verdict(coord, m, sent_gen)
-        if verdict != "NONE":
-            # CommitFailed / RebalanceInProgress: a client still stable in that generation drops
-            # its partitions and rejoins; one that already moved on ignores the late answer
-            if c[0] == CSTABLE and c[1] == sent_gen:
-                c = (IDLE, c[1], 0, c[3], c[4], ())
-            else:
-                c = c[:5] + ((),)
-            return (coord, _set(clients, m, c), offsets, persisted, (ev, fa, co, cg), delivered, prev)
-        new_offsets = tuple(o + 1 if (parts >> q) & 1 else o for q, o in enumerate(offsets))
-        if self.unclean:
-            prev = (persisted, offsets)
-        return (coord, _set(clients, m, c[:5] + ((),)), new_offsets, persisted, (ev, fa, co, max(cg, sent_gen)),
-                delivered, prev)
-
-    def _a_admin_reset(self, s, q):
-        coord, clients, offsets, persisted, (ev, fa, co, cg), delivered, prev = s
-        if self.unclean:
-            prev = (persisted, offsets)
-        return (coord, clients, _set(offsets, q, 0), persisted, (ev, fa, co - 1, cg), delivered, prev)
-
-    def _a_leave(self, s, m):
-        coord, clients, offsets, persisted, (ev, fa, co, cg), delivered, prev = s
-        clients = _set(clients, m, (DOWN, -1, 0, RUN, -1, ()))
-        return self._after_removal((self._remove(coord, m), clients, offsets, persisted, (ev - 1, fa, co, cg), delivered, prev))
-
-    def _a_expire(self, s, m):
-        coord, clients, offsets, persisted, budget, delivered, prev = s
-        return self._after_removal((self._remove(coord, m), clients, offsets, persisted, budget, delivered, prev))
-
-    def _after_removal(self, s):
-        """§5.4: Stable/CompletingRebalance -> rebalance; PreparingRebalance -> try to complete."""
-        coord, clients = s[0], s[1]
-        if coord[0] in (STABLE, COMPLETING):
-            coord, clients = self._prepare(coord, clients)
-            s = (coord, clients) + s[2:]
-        return self._maybe_complete(s)
-
-    def _a_crash(self, s, m):
-        coord, clients, offsets, persisted, (ev, fa, co, cg), delivered, prev = s
-        return (coord, _set(clients, m, (DOWN, -1, 0, RUN, -1, ())), offsets, persisted, (ev, fa - 1, co, cg), delivered, prev)
-
-    def _a_pause(self, s, m):
-        coord, clients, offsets, persisted, (ev, fa, co, cg), delivered, prev = s
-        c = clients[m]
-        return (coord, _set(clients, m, (c[0], c[1], c[2], PAUSED, c[4], c[5])), offsets, persisted, (ev, fa - 1, co, cg), delivered, prev)
-
-    def _a_stall(self, s, m):
-        coord, clients, offsets, persisted, (ev, fa, co, cg), delivered, prev = s
-        c = clients[m]
-        return (coord, _set(clients, m, (c[0], c[1], c[2], STALLED, c[4], c[5])), offsets, persisted, (ev, fa - 1, co, cg), delivered, prev)
-
-    def _a_resume(self, s, m):
-        coord, clients = s[0], s[1]
-        c = clients[m]
-        return (coord, _set(clients, m, (c[0], c[1], c[2], RUN, c[4], c[5]))) + s[2:]
-
-    def _a_join_timeout(self, s):
-        """The (initial) join window ends: complete with whoever rejoined (§3.6.1, §3.7)."""
-        coord = s[0]
-        return self._complete(s, coord, s[1])
-
-    def _a_sync_timeout(self, s):
-        """Pending-sync barrier expiry (§4.5): remove members that never synced, rebalance."""
-        coord, clients = s[0], s[1]
-        for m in range(self.n):
-            if (coord[6] >> m) & 1:
-                coord = self._remove(coord, m)
-        coord, clients = self._prepare(coord, clients)
-        return self._maybe_complete((coord, clients) + s[2:])
-
-    def _load(self, s, persisted, offsets):
-        coord, clients, _, _, (ev, fa, co, cg), delivered, prev = s
-        pgen, pmembers, pleader, passign = persisted
-        epoch = coord[8] + 1
-        state = STABLE if pmembers else EMPTY
-        coord = (state, pgen, pleader if pmembers else -1, pmembers, 0, 0, 0, passign if pmembers else None, epoch)
-        # parked JoinGroup/SyncGroup requests are answered NOT_COORDINATOR: those clients rejoin
-        clients = tuple((IDLE, c[1], 0, c[3], c[4], c[5]) if c[0] in (JOINING, SYNC_WAIT) else c for c in clients)
-        if self.unclean:
-            prev = (persisted, offsets)
-        delivered = self._prune(delivered, persisted, prev)
-        return (coord, clients, offsets, persisted, (ev, fa - 1, co, cg), delivered, prev)
-
-    def _a_failover(self, s):
-        return self._load(s, s[3], s[2])
-
-    def _a_unclean_failover(self, s):
-        """Unclean election of the offsets partition: the last append is lost."""
-        persisted, offsets = s[6]
-        return self._load(s, persisted, offsets)
+    def load(self, s: GroupState, record: GroupRecord, offsets: tuple) -> GroupState:
+        """A coordinator (re)loads the group from a record and offsets (§8.6); parked JoinGroup and
+        SyncGroup requests are answered NOT_COORDINATOR: those clients rejoin."""
+        has = record.members != 0
+        coord = Coordinator(STABLE if has else EMPTY, record.generation, record.leader if has else NO_LEADER,
+                            record.members, 0, 0, 0, record.assignment if has else NO_ASSIGNMENT, s.coord.epoch + 1)
+        clients = tuple(_with(c, IDLE) if c.status == JOINING or c.status == SYNC_WAIT else c for c in s.clients)
+        prev = LastAppend(record, offsets) if self.unclean else s.prev
+        return _evolve(s, coord=coord, clients=clients, offsets=offsets, persisted=record, prev=prev,
+                          delivered=self.prune(s.delivered, record, prev), budget=_spend_fault(s.budget))
 
     # --- symmetry ------------------------------------------------------------------------------
     def canonical(self, s):
         """No symmetry reduction: member slots are NOT interchangeable here. The assignment gives
-        partitions by slot order (`_assign`) and a new leader is the lowest member slot, so swapping
+        partitions by slot order (`assign`) and a new leader is the lowest member slot, so swapping
         two slots can turn a reachable state's future into another one's. An earlier reduction that
         sorted slots by signature hid real violations (no-generation-bump's committed-offset-safety
         trace: 2 members, 1 partition, 213 reduced states without it, 414 unreduced states with it;
@@ -545,21 +761,22 @@ class GroupModel(Protocol):
         hit = self._view_cache.get(id(s))
         if hit is not None and hit[0] is s:
             return hit[1]
-        coord, clients, offsets, persisted, budget, delivered, prev = s
-        cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch = coord
+        s = _named(s)
+        coord, clients = s.coord, s.clients
         key = (id(coord), id(clients))
         hit = self._cv_cache.get(key)
         if hit is not None and hit[0] is coord and hit[1] is clients:
             cv = hit[2]
         else:
-            cv = tuple(ClientView(c[0] != DOWN, c[1], c[4], c[2],
-                                  c[0] == CSTABLE and self.commit_verdict(coord, i, c[1]) == "NONE")
+            cv = tuple(ClientView(c.status != DOWN, c.generation, c.acted, c.owned,
+                                  c.status == CSTABLE and self.commit_verdict(coord, i, c.generation) == "NONE")
                        for i, c in enumerate(clients))
             if len(self._cv_cache) > 128:
                 self._cv_cache.clear()
             self._cv_cache[key] = (coord, clients, cv)
-        v = GroupView(epoch, PREPARING if cstate == PREP_INITIAL else cstate, gen, leader, members, assign,
-                      offsets, cv, delivered)
+        v = GroupView(coord.epoch, PREPARING if coord.state == PREP_INITIAL else coord.state, coord.generation,
+                      coord.leader, coord.members, coord.assignment, s.offsets, cv,
+                      tuple((d.generation, d.assignment) for d in s.delivered))
         cache = self._view_cache
         if len(cache) > 64:
             cache.clear()
@@ -570,56 +787,56 @@ class GroupModel(Protocol):
         c = self._step_cache
         if c[0] is prev_s and c[1] is action and c[2] is next_s:
             return c[3]
-        out = self._step_views(prev_s, action, next_s)
+        out = self._step_views(_named(prev_s), action, _named(next_s))
         self._step_cache = (prev_s, action, next_s, out)
         return out
 
-    def _step_views(self, prev_s, action, next_s):
+    def _step_views(self, prev_s: GroupState, action, next_s: GroupState):
         a = self.view(prev_s)
         b = self.view(next_s)
         name = action[0]
-        pc, nc = prev_s[0], next_s[0]
-        if (pc[0] != nc[0] or pc[1] != nc[1]) and pc[8] == nc[8]:
+        pc, nc = prev_s.coord, next_s.coord
+        if (pc.state != nc.state or pc.generation != nc.generation) and pc.epoch == nc.epoch:
             # re-run the step recording the states it entered, to expose the intermediate ones
-            self._rec = []
+            self._entered = []
             try:
                 self.step(prev_s, action)
-                passed = tuple(self._rec[:-1])
+                passed = tuple(self._entered[:-1])
             finally:
-                self._rec = None
+                self._entered = None
             if passed:
                 b = b._replace(passed=passed)
-        if name == "commit_arrives" and next_s[2] != prev_s[2]:
+        if name == "commit_arrives" and next_s.offsets != prev_s.offsets:
             m = action[1]
-            sent_gen, parts = prev_s[1][m][5]
-            b = b._replace(accepted=(CommitEvent(m, sent_gen, parts),))
+            sent = prev_s.clients[m].inflight
+            b = b._replace(accepted=(CommitEvent(m, sent.generation, sent.partitions),))
         elif name == "admin_reset":
             b = b._replace(accepted=(CommitEvent(-1, -1, 1 << action[1], True),))
         return a, b
 
     # --- settled, healthy states ---------------------------------------------------------------
     def is_quiescent_good(self, s) -> bool:
-        coord, clients = s[0], s[1]
-        cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch = coord
+        s = _named(s)
+        coord = s.coord
         live = 0
-        for i, c in enumerate(clients):
-            if c[0] == DOWN or c[3] == STALLED:
+        for i, c in enumerate(s.clients):
+            if c.status == DOWN or c.flag == STALLED:
                 continue
-            if c[3] == PAUSED:
+            if c.flag == PAUSED:
                 return False
             live |= 1 << i
-        if members != live:
+        if coord.members != live:
             return False
         if not live:
-            return cstate == EMPTY
-        if cstate != STABLE or pending or assign is None:
+            return coord.state == EMPTY
+        if coord.state != STABLE or coord.pending_sync or coord.assignment is NO_ASSIGNMENT:
             return False
         covered = 0
-        for i, c in enumerate(clients):
-            if (live >> i) & 1:
-                if c[0] != CSTABLE or c[1] != gen or c[2] != assign[i]:
-                    return False
-                covered |= assign[i]
+        for i in _bits_of(live):
+            c = s.clients[i]
+            if c.status != CSTABLE or c.generation != coord.generation or c.owned != coord.assignment[i]:
+                return False
+            covered |= coord.assignment[i]
         return covered == self.all_parts
 
     def allows_terminal(self, s) -> bool:
@@ -627,38 +844,54 @@ class GroupModel(Protocol):
         return self.is_quiescent_good(s)
 
     def describe(self, s) -> dict:
-        coord, clients, offsets, persisted, budget, delivered, prev = s
-        cstate, gen, leader, members, awaiting, syncwait, pending, assign, epoch = coord
+        s = _named(s)
+        coord = s.coord
 
         def slots(mask):
-            return [f"m{i}" for i in range(self.n) if (mask >> i) & 1]
+            return [f"m{i}" for i in _bits_of(mask)]
+
+        def parts(mask):
+            return [f"p{q}" for q in _bits_of(mask)]
 
         def asg(t):
             if t is None:
                 return None
-            return {f"m{i}": [f"p{q}" for q in range(self.p) if (t[i] >> q) & 1] for i in range(self.n) if t[i]}
+            return {f"m{i}": parts(t[i]) for i in range(self.n) if t[i]}
 
-        out = {
+        return {
             "coordinator": {
-                "state": "PreparingRebalance" if cstate == PREP_INITIAL else STATE_NAMES[cstate],
-                "generation": gen, "leader": f"m{leader}" if leader >= 0 else None, "members": slots(members),
-                "awaiting_join": slots(awaiting), "awaiting_sync": slots(syncwait), "pending_sync": slots(pending),
-                "assignment": asg(assign), "epoch": epoch,
+                "state": "PreparingRebalance" if coord.state == PREP_INITIAL else STATE_NAMES[coord.state],
+                "generation": coord.generation, "leader": f"m{coord.leader}" if coord.leader >= 0 else None,
+                "members": slots(coord.members), "awaiting_join": slots(coord.awaiting_join),
+                "awaiting_sync": slots(coord.awaiting_sync), "pending_sync": slots(coord.pending_sync),
+                "assignment": asg(coord.assignment), "epoch": coord.epoch,
             },
-            "clients": {f"m{i}": {"status": STATUS_NAMES[c[0]], "generation": c[1],
-                                  "owned": [f"p{q}" for q in range(self.p) if (c[2] >> q) & 1],
-                                  "flag": FLAG_NAMES[c[3]],
-                                  "commit_in_flight": None if not c[5] else
-                                  {"generation": c[5][0], "partitions": [f"p{q}" for q in range(self.p) if (c[5][1] >> q) & 1]}}
-                     for i, c in enumerate(clients)},
-            "offsets": {f"p{q}": o for q, o in enumerate(offsets)},
-            "persisted": {"generation": persisted[0], "members": slots(persisted[1]), "assignment": asg(persisted[3])},
-            "delivered": [{"generation": g, "assignment": asg(a)} for g, a in delivered],
-            "budget": {"events": budget[0], "faults": budget[1], "commits": budget[2]},
-            "last_commit_generation": budget[3],
+            "clients": {f"m{i}": {"status": STATUS_NAMES[c.status], "generation": c.generation,
+                                  "owned": parts(c.owned), "flag": FLAG_NAMES[c.flag],
+                                  "commit_in_flight": None if not c.inflight else
+                                  {"generation": c.inflight.generation, "partitions": parts(c.inflight.partitions)}}
+                        for i, c in enumerate(s.clients)},
+            "offsets": {f"p{q}": o for q, o in enumerate(s.offsets)},
+            "persisted": {"generation": s.persisted.generation, "members": slots(s.persisted.members),
+                          "assignment": asg(s.persisted.assignment)},
+            "delivered": [{"generation": d.generation, "assignment": asg(d.assignment)} for d in s.delivered],
+            "budget": {"events": s.budget.events, "faults": s.budget.faults, "commits": s.budget.commits},
+            "last_commit_generation": s.budget.commit_generation,
         }
-        return out
 
 
-def _set(t: tuple, i: int, value) -> tuple:
-    return t[:i] + (value,) + t[i + 1:]
+def as_state(raw) -> GroupState:
+    """A state given as plain nested tuples (same field order), as named tuples. TRANSITIONAL: for
+    callers that still build abstract states positionally (model/refine.py); named states pass
+    through `_named` unchanged at the cost of one type check."""
+    s = GroupState._make(raw)
+    clients = tuple(c._replace(inflight=InFlight._make(c.inflight) if c.inflight else NO_COMMIT)
+                    for c in map(Client._make, s.clients))
+    prev = None if s.prev is None else LastAppend._make(s.prev)
+    return GroupState(Coordinator._make(s.coord), clients, tuple(s.offsets), GroupRecord._make(s.persisted),
+                      Budget._make(s.budget), tuple(map(Delivered._make, s.delivered)),
+                      prev if prev is None else LastAppend(GroupRecord._make(prev.record), tuple(prev.offsets)))
+
+
+def _named(s) -> GroupState:
+    return s if s.__class__ is GroupState else as_state(s)

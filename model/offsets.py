@@ -23,68 +23,230 @@ coordinator FindCoordinator sends members to. A replica acting on a stale Leader
 leader) does not take the group over, and a deposed coordinator that has not yet heard is not
 modelled serving (its writes could not be acknowledged past the new leader anyway).
 
+State: `OffsetsState` below (the replication state of the offsets partition as `storage`, then the
+coordinator layer); actions: the replication actions except `write` (each followed by the
+coordinator following leadership), then `join`, `sync`, `commit` -- one disjunct each in
+specs/OffsetsFailover.tla.
+
 Invariants: the replication invariants, `generation-monotonicity` and `valid-state-transition` of
 `invariants/group.py` (over a `GroupView` mapping), and `acked-commit-durable` of
 `invariants/offsets.py`.
 """
+
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from kverify.invariants import group as G
 from kverify.invariants.core import Sometimes
 from kverify.invariants.offsets import OffsetsView
 from kverify.model import replication as R
+from kverify.model.actions import Action, ActionTable
 from kverify.model.protocol import Protocol
+from kverify.model.spec import ModelSpec, Param
+from kverify.tla import values as V
 
 SUPPORTS = R.SUPPORTS
 
-# ("rs", "replication"): a field holding a whole replication state (kverify/tla/models.py convention)
-STATE_FIELDS = (("rs", "replication"), "coord", "payloads", "hist")
-ACTION_NAMES = (R.ACTION_NAMES - {"write"}) | {"join", "sync", "commit"}
-
 PARAMS = {
-    "replicas": (3, "replicas of the offsets partition (2-3)"),
-    "records": (2, "records the coordinator may append (group records + commits)"),
-    "epochs": (2, "highest leader epoch of the offsets partition"),
-    "min_isr": (2, "min.insync.replicas of __consumer_offsets"),
-    "init_isr": (0, "size of the initial ISR (0 = every replica)"),
-    "alters": (0, "ISR changes leaders may propose"),
-    "crashes": (1, "replica crashes allowed"),
-    "lossy": (0, "restarts that lose a log suffix allowed"),
-    "ctrl_failovers": (0, "controller failovers allowed"),
-    "unclean": (1, "unclean elections allowed (only with behaviour unclean-election)"),
-    "joins": (1, "join phases that may complete (each makes a new generation)"),
-    "partitions": (1, "data partitions whose offsets the group commits (1-2)"),
-    "symmetry": (True, "reduce states by permuting interchangeable replicas"),
+    "replicas": Param(3, "replicas of the offsets partition (2-3)", lo=2, hi=3),
+    "records": Param(2, "records the coordinator may append (group records + commits)", lo=0),
+    "epochs": Param(2, "highest leader epoch of the offsets partition", lo=0),
+    "min_isr": Param(2, "min.insync.replicas of __consumer_offsets", lo=1),
+    "init_isr": Param(0, "size of the initial ISR (0 = every replica)", lo=0),
+    "alters": Param(0, "ISR changes leaders may propose", lo=0),
+    "crashes": Param(1, "replica crashes allowed", lo=0),
+    "lossy": Param(0, "restarts that lose a log suffix allowed", lo=0),
+    "ctrl_failovers": Param(0, "controller failovers allowed", lo=0),
+    "unclean": Param(1, "unclean elections allowed (only with behaviour unclean-election)", lo=0),
+    "joins": Param(1, "join phases that may complete (each makes a new generation)", lo=0, hi=4),
+    "partitions": Param(1, "data partitions whose offsets the group commits (1-2)", lo=1, hi=2),
+    "symmetry": Param(True, "reduce states by permuting interchangeable replicas"),
 }
 
 # Assignments of 2 data partitions over 2 members (per member a partition bitmask), in the order
 # successive joins produce them: every join yields a different assignment.
 ASSIGNMENTS = ((0b01, 0b10), (0b10, 0b01), (0b11, 0b00), (0b00, 0b11))
+NONE = -1
+GROUP, COMMIT = "g", "o"      # payload kinds (the kind is the first field: payloads of both kinds compare)
 
-# coord tuple: (owner replica or -1, generation in memory, pending assignment index or -1,
-#               loads so far, assignment index of `generation` or -1)
-O_OWNER, O_GEN, O_PEND, O_LOADS, O_ASG = range(5)
-# history tuple: (joins so far, next offset per partition, lost generations ((gen, asg), ...))
-X_JOINS, X_NEXT, X_LOST = range(3)
-GROUP, COMMIT = "g", "o"
+
+class Coordinator(NamedTuple):
+    """The group as the coordinator has it in memory."""
+    owner: int          # replica whose coordinator has the group loaded, NONE
+    generation: int
+    pending: int        # assignment index of a join completed in memory, not yet persisted, NONE
+    loads: int          # loads so far (each one a new coordinator epoch)
+    assignment: int     # assignment index of `generation` (as persisted or loaded), NONE
+
+
+class GroupRecord(NamedTuple):
+    """What a SyncGroup appended: the generation and its assignment."""
+    kind: str           # GROUP
+    generation: int
+    assignment: int     # index into ASSIGNMENTS
+
+
+class OffsetCommit(NamedTuple):
+    """What an OffsetCommit appended: the next offset of one data partition."""
+    kind: str           # COMMIT
+    partition: int
+    offset: int
+
+
+class LostGeneration(NamedTuple):
+    generation: int
+    assignment: int
+
+
+class OffsetsState(NamedTuple):
+    storage: R.State        # the __consumer_offsets partition (the replication model's state)
+    coordinator: Coordinator
+    payloads: tuple         # record id - 1 -> GroupRecord | OffsetCommit
+    joins: int              # join phases completed so far
+    next_offset: tuple      # per data partition: the offset the last commit wrote (0: none)
+    lost: tuple             # sorted LostGenerations: completed in memory, lost by an unload
+
+
+# Names of a state's top-level fields ((field, model): a whole state of another model, whose fields
+# become TLA+ variables) and every action name (the TLA+ cross-check reads them).
+STATE_FIELDS = (("storage", "replication"),) + OffsetsState._fields[1:]
+
+
+def _payload(s: OffsetsState, rec: R.Record):
+    return s.payloads[rec.id - 1]
+
+
+# --- the coordinator follows leadership of the offsets partition ---------------------------------
+def _unload(c: Coordinator, lost: tuple):
+    """The group leaves memory; a generation completed in memory but never persisted is lost (its
+    number will be reused: allowed, nobody received an assignment under it)."""
+    if c.owner < 0:
+        return c, lost
+    if c.pending >= 0:
+        lost = tuple(sorted(lost + (LostGeneration(c.generation, c.pending),)))
+    return Coordinator(NONE, c.generation, NONE, c.loads, c.assignment), lost
+
+
+def _load(s: OffsetsState, log) -> tuple:
+    """(generation, assignment) of the last group record of a log (fact 65: loaded to the LEO)."""
+    gen, asg = 0, NONE
+    for rec in log:
+        pl = _payload(s, rec)
+        if pl.kind == GROUP:
+            gen, asg = pl.generation, pl.assignment
+    return gen, asg
+
+
+def _follow(m, s: OffsetsState, name: str, args: tuple, storage: R.State) -> OffsetsState:
+    """After a replication action: a replica that newly leads in the controller's current epoch loads
+    the group (only `apply` makes a leader); an owner that crashed or stopped leading unloads it."""
+    c, lost = s.coordinator, s.lost
+    if name == "apply":
+        r = args[0]
+        rep, ctrl = storage.replicas[r], storage.controller
+        if (rep.leader == r and s.storage.replicas[r].leader != r
+                and ctrl.leader == r and rep.leader_epoch == ctrl.leader_epoch):
+            c, lost = _unload(c, lost)
+            gen, asg = _load(s, rep.log)
+            return s._replace(storage=storage, coordinator=Coordinator(r, gen, NONE, c.loads + 1, asg), lost=lost)
+    o = c.owner
+    if o >= 0 and not (storage.replicas[o].alive and storage.replicas[o].leader == o):
+        c, lost = _unload(c, lost)
+        return s._replace(storage=storage, coordinator=c, lost=lost)
+    return s._replace(storage=storage)
+
+
+def _storage_action(a: Action) -> Action:
+    """A replication action on the offsets partition, then the coordinator follows leadership."""
+    name, guard, update, domain = a.name, a.guard, a.update, a.domain
+    return Action(name,
+                  lambda m, s, *args: guard(m.repl, s.storage, *args),
+                  lambda m, s, *args: _follow(m, s, name, args, update(m.repl, s.storage, *args)),
+                  lambda m, s: domain(m.repl, s.storage),
+                  fault=a.fault, doc=a.doc)
+
+
+# --- the group's own actions --------------------------------------------------------------------
+def _serving(m, s):
+    """The coordinator's replica, when it is running and still believes it leads."""
+    o = s.coordinator.owner
+    if o >= 0:
+        rep = s.storage.replicas[o]
+        if rep.alive and rep.leader == o:
+            return ((o,),)
+    return ()
+
+
+def _serving_partitions(m, s):
+    return [(o, p) for (o,) in _serving(m, s) for p in range(m.parts)]
+
+
+def _can_append(m, s: OffsetsState, o: int) -> bool:
+    """The coordinator's append is accepted (acks=all): R.write's guard on the owner."""
+    return R.write_guard(m.repl, s.storage, o)
+
+
+def _serves(s: OffsetsState, o: int) -> bool:
+    rep = s.storage.replicas[o]
+    return s.coordinator.owner == o and rep.alive and rep.leader == o
+
+
+def join_guard(m, s, o):
+    """A join phase completes in memory (needs no append)."""
+    return _serves(s, o) and s.coordinator.pending < 0 and s.joins < m.max_joins
+
+
+def join(m, s, o):
+    c = s.coordinator
+    return s._replace(coordinator=c._replace(generation=c.generation + 1, pending=s.joins), joins=s.joins + 1)
+
+
+def sync_guard(m, s, o):
+    """The leader's SyncGroup persists the new generation and its assignment (acks=all)."""
+    return _serves(s, o) and s.coordinator.pending >= 0 and _can_append(m, s, o)
+
+
+def sync(m, s, o):
+    c = s.coordinator
+    return s._replace(storage=R.write(m.repl, s.storage, o),
+                      coordinator=c._replace(pending=NONE, assignment=c.pending),
+                      payloads=s.payloads + (GroupRecord(GROUP, c.generation, c.pending),))
+
+
+def commit_guard(m, s, o, p):
+    """An offset commit for data partition p appends its next offset (acks=all)."""
+    return _serves(s, o) and 0 <= p < m.parts and _can_append(m, s, o)
+
+
+def commit(m, s, o, p):
+    offset = s.next_offset[p] + 1
+    return s._replace(storage=R.write(m.repl, s.storage, o),
+                      payloads=s.payloads + (OffsetCommit(COMMIT, p, offset),),
+                      next_offset=s.next_offset[:p] + (offset,) + s.next_offset[p + 1:])
+
+
+ACTIONS = ActionTable([_storage_action(a) for a in R.ACTIONS.actions if a.name != "write"] + [
+    Action("join", join_guard, join, _serving),
+    Action("sync", sync_guard, sync, _serving),
+    Action("commit", commit_guard, commit, _serving_partitions),
+])
+ACTION_NAMES = ACTIONS.names()
 
 
 class OffsetsModel(Protocol):
     name = "offsets"
 
     def __init__(self, params: dict, behaviours: frozenset = frozenset()):
-        self.params = dict(params)
+        self.params = dict(params)             # complete and validated by the registry (SPEC below)
         self.behaviours = frozenset(behaviours)
         rp = {k: params[k] for k in R.PARAMS if k in params}
         self.repl = R.ReplicationModel(rp, behaviours)
         self.n = self.repl.n
-        self.max_joins = int(params["joins"])
-        if not 0 <= self.max_joins <= len(ASSIGNMENTS):
-            raise ValueError(f"offsets: joins must be between 0 and {len(ASSIGNMENTS)}, got {self.max_joins}")
+        self.max_joins = params["joins"]                 # at most len(ASSIGNMENTS)
+        self.parts = params["partitions"]
         self._gv_cache = [None, None, None, None]
-        self.parts = int(params["partitions"])
-        if not 1 <= self.parts <= 2:
-            raise ValueError(f"offsets: partitions must be 1 or 2, got {self.parts}")
+        self.action_table = ACTIONS
         from kverify.invariants import offsets as O
         from kverify.invariants import replication as I
         group_invs = {inv.name: inv for inv in G.group_invariants(self.group_view, self.group_step_views)}
@@ -92,126 +254,60 @@ class OffsetsModel(Protocol):
                       + (O.bind(self.offsets_view), group_invs["generation-monotonicity"],
                          group_invs["valid-state-transition"]))
 
-    # --- states ------------------------------------------------------------------------------------
+    # --- states and actions --------------------------------------------------------------------------
     def init_states(self):
-        rs = self.repl.init_states()[0]
-        coord = (0, 0, -1, 1, -1)          # replica 0 leads and has loaded the (empty) group
-        return [(rs, coord, (), (0, (0,) * self.parts, ()))]
-
-    def _can_append(self, rs, r) -> bool:
-        rep = rs[0][r]
-        return rs[4][R.H_NEXT] <= self.repl.max_records and R.popcount(rep[R.ISR]) >= self.repl.min_isr
+        """Replica 0 leads and has loaded the (empty) group."""
+        return [OffsetsState(self.repl.init_states()[0], Coordinator(0, 0, NONE, 1, NONE), (), 0,
+                             (0,) * self.parts, ())]
 
     def actions(self, s):
-        rs, coord, payloads, hist = s
-        out = [a for a in self.repl.actions(rs) if a[0] != "write"]
-        o = coord[O_OWNER]
-        if o >= 0 and rs[0][o][R.ALIVE] and rs[0][o][R.LDR] == o:
-            if coord[O_PEND] < 0 and hist[X_JOINS] < self.max_joins:
-                out.append(("join", o))
-            if self._can_append(rs, o):
-                if coord[O_PEND] >= 0:
-                    out.append(("sync", o))
-                for p in range(self.parts):
-                    out.append(("commit", o, p))
-        return out
+        return self.action_table.enabled(self, s)
 
     def step(self, s, a):
-        rs, coord, payloads, hist = s
-        name = a[0]
-        if name == "join":
-            coord = coord[:O_GEN] + (coord[O_GEN] + 1, hist[X_JOINS]) + coord[O_LOADS:]
-            hist = (hist[X_JOINS] + 1,) + hist[1:]
-            return (rs, coord, payloads, hist)
-        if name == "sync":
-            rs = self.repl.step(rs, ("write", a[1]))
-            payloads = payloads + ((GROUP, coord[O_GEN], coord[O_PEND]),)
-            coord = coord[:O_PEND] + (-1, coord[O_LOADS], coord[O_PEND])
-            return (rs, coord, payloads, hist)
-        if name == "commit":
-            p = a[2]
-            nxt = hist[X_NEXT]
-            value = nxt[p] + 1
-            rs = self.repl.step(rs, ("write", a[1]))
-            payloads = payloads + ((COMMIT, p, value),)
-            hist = (hist[X_JOINS], nxt[:p] + (value,) + nxt[p + 1:], hist[X_LOST])
-            return (rs, coord, payloads, hist)
-        # a replication action, then the coordinator follows leadership
-        before = rs
-        rs = self.repl.step(rs, a)
-        o = coord[O_OWNER]
-        if name == "apply":
-            r = a[1]
-            ctrl = rs[1]
-            if (rs[0][r][R.LDR] == r and before[0][r][R.LDR] != r
-                    and ctrl[R.C_LDR] == r and rs[0][r][R.EP] == ctrl[R.C_EP]):
-                coord, hist = self._unload(coord, hist)
-                gen, asg = self._load(rs[0][r][R.LOG], payloads)
-                coord = (r, gen, -1, coord[O_LOADS] + 1, asg)
-                return (rs, coord, payloads, hist)
-        if o >= 0 and (not rs[0][o][R.ALIVE] or rs[0][o][R.LDR] != o):
-            coord, hist = self._unload(coord, hist)
-        return (rs, coord, payloads, hist)
+        return self.action_table.step(self, s, a)
 
-    @staticmethod
-    def _unload(coord, hist):
-        if coord[O_OWNER] < 0:
-            return coord, hist
-        if coord[O_PEND] >= 0:     # completed in memory, never persisted: lost (number reused later)
-            lost = tuple(sorted(hist[X_LOST] + ((coord[O_GEN], coord[O_PEND]),)))
-            hist = hist[:X_LOST] + (lost,)
-        return (-1, coord[O_GEN], -1, coord[O_LOADS], coord[O_ASG]), hist
-
-    @staticmethod
-    def _load(log, payloads):
-        gen, asg = 0, -1
-        for rec in log:
-            pl = payloads[rec[1] - 1]
-            if pl[0] == GROUP:
-                gen, asg = pl[1], pl[2]
-        return gen, asg
+    def is_fault(self, action) -> bool:
+        return self.action_table.is_fault(action)
 
     # --- views ---------------------------------------------------------------------------------------
     def repl_view(self, s):
-        return self.repl.view(s[0])
+        return self.repl.view(s.storage)
 
     def repl_epoch_view(self, s):
-        return self.repl.epoch_view(s[0])
+        return self.repl.epoch_view(s.storage)
 
     def _acked_payloads(self, s):
-        payloads = s[2]
-        return [(o, rec, payloads[rec[1] - 1]) for o, rec in s[0][4][R.H_ACKED]]
+        return [(a, _payload(s, a.record)) for a in s.storage.acked]
 
     def delivered(self, s) -> tuple:
-        return tuple(sorted({(pl[1], ASSIGNMENTS[pl[2]]) for _, _, pl in self._acked_payloads(s) if pl[0] == GROUP}))
+        return tuple(sorted({(pl.generation, ASSIGNMENTS[pl.assignment])
+                             for _, pl in self._acked_payloads(s) if pl.kind == GROUP}))
 
     def acked_offsets(self, s) -> tuple:
         acked = [0] * self.parts
-        for _, _, pl in self._acked_payloads(s):
-            if pl[0] == COMMIT and pl[2] > acked[pl[1]]:
-                acked[pl[1]] = pl[2]
+        for _, pl in self._acked_payloads(s):
+            if pl.kind == COMMIT and pl.offset > acked[pl.partition]:
+                acked[pl.partition] = pl.offset
         return tuple(acked)
 
     def served_offsets(self, s) -> tuple:
-        rs, coord, payloads = s[0], s[1], s[2]
         served = [0] * self.parts
-        o = coord[O_OWNER]
+        o = s.coordinator.owner
         if o < 0:
             return tuple(served)
-        for rec in rs[0][o][R.LOG]:
-            pl = payloads[rec[1] - 1]
-            if pl[0] == COMMIT:
-                served[pl[1]] = pl[2]
+        for rec in s.storage.replicas[o].log:
+            pl = _payload(s, rec)
+            if pl.kind == COMMIT:
+                served[pl.partition] = pl.offset
         return tuple(served)
 
     def is_current(self, s) -> bool:
-        rs, coord = s[0], s[1]
-        o = coord[O_OWNER]
-        ctrl = rs[1]
-        return o >= 0 and ctrl[R.C_LDR] == o and rs[0][o][R.EP] == ctrl[R.C_EP]
+        o = s.coordinator.owner
+        ctrl = s.storage.controller
+        return o >= 0 and ctrl.leader == o and s.storage.replicas[o].leader_epoch == ctrl.leader_epoch
 
     def offsets_view(self, s):
-        return OffsetsView(s[1][O_OWNER], self.is_current(s), self.served_offsets(s), self.acked_offsets(s))
+        return OffsetsView(s.coordinator.owner, self.is_current(s), self.served_offsets(s), self.acked_offsets(s))
 
     def group_view(self, s):
         """The group as `invariants/group.py` sees it: no member processes here (clients = ())."""
@@ -225,19 +321,18 @@ class OffsetsModel(Protocol):
         return v
 
     def _group_view(self, s):
-        coord = s[1]
-        if coord[O_OWNER] < 0:
+        c = s.coordinator
+        if c.owner < 0:
             state = G.DEAD
-        elif coord[O_PEND] >= 0:
+        elif c.pending >= 0:
             state = G.COMPLETING
-        elif coord[O_GEN] > 0:
+        elif c.generation > 0:
             state = G.STABLE
         else:
             state = G.EMPTY
-        asg = ASSIGNMENTS[coord[O_ASG]] if coord[O_ASG] >= 0 and coord[O_PEND] < 0 else None
-        offsets = self.served_offsets(s)
-        return G.GroupView(epoch=coord[O_LOADS], state=state, generation=coord[O_GEN], leader=-1, members=0,
-                           assignment=asg, offsets=offsets, clients=(), delivered=self.delivered(s))
+        asg = ASSIGNMENTS[c.assignment] if c.assignment >= 0 and c.pending < 0 else None
+        return G.GroupView(epoch=c.loads, state=state, generation=c.generation, leader=-1, members=0,
+                           assignment=asg, offsets=self.served_offsets(s), clients=(), delivered=self.delivered(s))
 
     def group_step_views(self, prev, action, nxt):
         a, b = self.group_view(prev), self.group_view(nxt)
@@ -261,34 +356,29 @@ class OffsetsModel(Protocol):
                                    self._lost_reused))
         if self.repl.max_unclean:
             props.append(Sometimes("unclean-election", "an unclean election of the offsets partition happens",
-                                   lambda s: s[0][4][R.H_UNCLEAN] > 0))
+                                   lambda s: s.storage.spent.unclean > 0))
         return tuple(props)
 
     def _commit_survives(self, s) -> bool:
         if not self.is_current(s):
             return False
-        rs = s[0]
-        o = s[1][O_OWNER]
+        o = s.coordinator.owner
         served = self.served_offsets(s)
-        for _, rec, pl in self._acked_payloads(s):
-            if pl[0] == COMMIT and served[pl[1]] >= pl[2]:
-                writers = {q[0] for q in rs[2] if q[1] == rec[0]}
+        for a, pl in self._acked_payloads(s):
+            if pl.kind == COMMIT and served[pl.partition] >= pl.offset:
+                writers = {q.leader for q in s.storage.requests if q.leader_epoch == a.record.epoch}
                 if o not in writers:
                     return True
         return False
 
     def _lost_reused(self, s) -> bool:
-        lost = s[3][X_LOST]
-        if not lost:
+        if not s.lost:
             return False
         delivered = self.delivered(s)
-        return any(g == lg and asg != ASSIGNMENTS[la] for lg, la in lost for g, asg in delivered)
-
-    def is_fault(self, action) -> bool:
-        return self.repl.is_fault(action)
+        return any(g == x.generation and asg != ASSIGNMENTS[x.assignment] for x in s.lost for g, asg in delivered)
 
     def is_quiescent_good(self, s) -> bool:
-        return self.repl.is_quiescent_good(s[0])
+        return self.repl.is_quiescent_good(s.storage)
 
     def participants(self):
         return self.repl.participants()
@@ -299,29 +389,47 @@ class OffsetsModel(Protocol):
         return self.repl.arrow(action)
 
     def describe(self, s) -> dict:
-        rs, coord, payloads, hist = s
-        d = self.repl.describe(rs)
+        d = self.repl.describe(s.storage)
         for rep in d["replicas"]:
-            rep["log"] = [_fmt_payload(payloads[rec[1] - 1]) + f"@e{rec[0]}" for rec in rs[0][rep["id"]][R.LOG]]
-        d["coordinator"] = {"broker": coord[O_OWNER], "generation": coord[O_GEN],
-                            "unpersisted_assignment": None if coord[O_PEND] < 0 else list(ASSIGNMENTS[coord[O_PEND]]),
-                            "loads": coord[O_LOADS], "served": list(self.served_offsets(s))}
+            rep["log"] = [_fmt_payload(_payload(s, rec)) + f"@e{rec.epoch}"
+                          for rec in s.storage.replicas[rep["id"]].log]
+        c = s.coordinator
+        d["coordinator"] = {"broker": c.owner, "generation": c.generation,
+                            "unpersisted_assignment": None if c.pending < 0 else list(ASSIGNMENTS[c.pending]),
+                            "loads": c.loads, "served": list(self.served_offsets(s))}
         d["acked_offsets"] = list(self.acked_offsets(s))
         d["delivered"] = [[g, list(a)] for g, a in self.delivered(s)]
-        d["lost_generations"] = [[g, list(ASSIGNMENTS[a])] for g, a in hist[X_LOST]]
+        d["lost_generations"] = [[x.generation, list(ASSIGNMENTS[x.assignment])] for x in s.lost]
         return d
+
+    def tla_state(self, s) -> dict:
+        """The state as specs/OffsetsFailover.tla's variables."""
+        function, record = V.function, V.record
+        out = self.repl.tla_state(s.storage)
+        c = s.coordinator
+        out["coordinator"] = record(owner=c.owner, generation=c.generation, pending=c.pending, loads=c.loads,
+                                    assignment=c.assignment)
+        out["payloads"] = tuple(record(kind="group", generation=pl.generation, assignment=pl.assignment)
+                                if pl.kind == GROUP else record(kind="commit", partition=pl.partition, offset=pl.offset)
+                                for pl in s.payloads)
+        out["joins"] = s.joins
+        out["nextOffset"] = function(dict(enumerate(s.next_offset)))
+        out["lost"] = frozenset(record(generation=x.generation, assignment=x.assignment) for x in s.lost)
+        return out
 
     # --- symmetry ----------------------------------------------------------------------------------
     def canonical(self, s):
         if not self.repl.use_symmetry:
             return s
-        rs, coord, payloads, hist = s
-        o = coord[O_OWNER]
+        o = s.coordinator.owner
         extra = [1 if i == o else 0 for i in range(self.n)]
         best = None
-        for p, mm in self.repl.candidates(rs, extra):
-            t = (self.repl.permute(rs, p, mm), coord if o < 0 or mm is None else (p[o],) + coord[1:],
-                 payloads, hist)
+        for p, mm in self.repl.candidates(s.storage, extra):
+            if mm is None:
+                t = s
+            else:
+                c = s.coordinator if o < 0 else s.coordinator._replace(owner=p[o])
+                t = s._replace(storage=self.repl.permute(s.storage, p, mm), coordinator=c)
             if best is None or t < best:
                 best = t
         return best
@@ -331,10 +439,19 @@ class OffsetsModel(Protocol):
 
 
 def _fmt_payload(pl) -> str:
-    if pl[0] == GROUP:
-        return f"group(gen {pl[1]}, {list(ASSIGNMENTS[pl[2]])})"
-    return f"commit(p{pl[1]}={pl[2]})"
+    if pl.kind == GROUP:
+        return f"group(gen {pl.generation}, {list(ASSIGNMENTS[pl.assignment])})"
+    return f"commit(p{pl.partition}={pl.offset})"
 
 
 def make(params: dict, behaviours: frozenset = frozenset()) -> OffsetsModel:
     return OffsetsModel(params, behaviours)
+
+
+def tla_state(proto: OffsetsModel, s: OffsetsState) -> dict:
+    """The state as specs/OffsetsFailover.tla's variables (kverify/tla/values.py forms)."""
+    return proto.tla_state(s)
+
+
+SPEC = ModelSpec(name="offsets", make=make, params=PARAMS, supports=SUPPORTS, check=R.check_params,
+                 state_fields=STATE_FIELDS, action_names=ACTION_NAMES, tla_state=tla_state)

@@ -28,6 +28,17 @@ class Protocol(ABC):
     params: dict = {}
     behaviours: frozenset = frozenset()
 
+    # --- optional hooks of a built protocol (read as plain attributes, never with getattr) ------
+    memo_safe: bool = False
+    """True when equal states behave identically (same actions, ids included; equal successors; same
+    verdicts): the walker then memoises by state (model/walk.py `WalkMemo`)."""
+    check_refinement = None
+    """None, or `check_refinement(prev, action, next, step_index) -> Violation | None`: the step maps
+    onto the abstract model (model/refine.py); engines call it after each step when set."""
+    action_table = None
+    """None, or the protocol's `ActionTable` (model/actions.py): one named guard and update per action;
+    Hypothesis makes one rule per action from it."""
+
     # --- the transition system -----------------------------------------------------------------------
     @abstractmethod
     def init_states(self) -> Sequence[Hashable]:
@@ -46,6 +57,10 @@ class Protocol(ABC):
         return ()
 
     def sometimes(self) -> Sequence[Sometimes]:
+        return ()
+
+    def liveness(self) -> Sequence:
+        """`Eventually` properties (invariants/liveness.py) checked under fairness (model/search/liveness.py)."""
         return ()
 
     # --- optional refinements ---------------------------------------------------------------

@@ -75,6 +75,7 @@ from kverify.impl.coordinator.messages import OffsetCommitRequest
 from kverify.invariants.core import Invariant, Violation
 from kverify.model import group as G
 from kverify.model.protocol import action_label
+from kverify.model.search import ExactStore, Goal, search
 
 BIG = 1 << 20
 MAX_TICK_STEPS = 3      # one time jump may fire several coordinator tasks: up to this many model steps
@@ -274,31 +275,12 @@ class GroupRefinement:
 
     def _path(self, ap, b, depth: int):
         """Model actions leading from abstract state `ap` to normalised `b`: at most `depth` of them,
-        plus `_free_steps` (each at most once)."""
-        free = _free_steps(ap, b)
-        frontier = [(ap, (), free, 0)]
-        seen = {(_norm(ap), free)}
-        model = self.model
-        while frontier:
-            nxt = []
-            for st, path, left, used in frontier:
-                for act in model.actions(st):
-                    key = act[:2]
-                    if key in left:
-                        rest, cost = left - {key}, used
-                    elif act[0] in _FLAG_ACTIONS or used >= depth:
-                        continue
-                    else:
-                        rest, cost = left, used + 1
-                    t = model.step(st, act)
-                    nt = _norm(t)
-                    if nt == b:
-                        return path + (act,)
-                    if (nt, rest) not in seen:
-                        seen.add((nt, rest))
-                        nxt.append((t, path + (act,), rest, cost))
-            frontier = nxt
-        return None
+        plus `_free_steps` (each at most once). A breadth-first search (the one loop, model/search/)
+        over `_PathSpace`: shortest paths first."""
+        space = _PathSpace(self.model, ap, _free_steps(ap, b), depth)
+        goal = Goal(lambda x: x[3] == b)
+        search(space, ExactStore(_path_key), [goal])
+        return goal.state[4] if goal.found >= 0 else None
 
     def matching_actions(self, prev, action, nxt):
         """The model actions a world step maps to (() for a stutter, None for a mismatch)."""
@@ -319,6 +301,37 @@ class GroupRefinement:
 
 
 _FLAG_ACTIONS = frozenset({"pause", "resume"})
+
+
+class _PathSpace:
+    """The model seen from one abstract state, for `GroupRefinement._path`: a node is (model state,
+    free steps left, counted steps used, normalised state, model actions so far); a free step
+    (`_free_steps`) is taken at most once and costs nothing, a pause/resume is only free, any other
+    step counts against `depth`. Nodes are told apart by (normalised state, free steps left)."""
+
+    def __init__(self, model, ap, free: frozenset, depth: int):
+        self.model, self.depth = model, depth
+        self.start = (ap, free, 0, _norm(ap), ())
+
+    def init_states(self):
+        return [self.start]
+
+    def actions(self, node):
+        st, left, used, _n, _p = node
+        depth = self.depth
+        return [act for act in self.model.actions(st)
+                if act[:2] in left or (act[0] not in _FLAG_ACTIONS and used < depth)]
+
+    def step(self, node, act):
+        st, left, used, _n, path = node
+        key = act[:2]
+        rest, cost = (left - {key}, used) if key in left else (left, used + 1)
+        t = self.model.step(st, act)
+        return (t, rest, cost, _norm(t), path + (act,))
+
+
+def _path_key(node):
+    return (node[3], node[1])
 
 
 def _free_steps(ap, b) -> frozenset:

@@ -1,10 +1,12 @@
 """Names -> protocols: how the CLI, replay, the zoo and Spark executors build a protocol.
 
-Each entry names a module exposing `make(params: dict, behaviours: frozenset) -> Protocol`,
-`PARAMS: dict[str, tuple[default, one-line help]]` and `SUPPORTS: frozenset` (the historical
-behaviours the model implements; asking for another one is an error, not a silent no-op). Modules are imported lazily so that a command
-only pays for the models it uses. Parameters given on the command line arrive as strings and are
-converted to the type of their default here, with one clear error for a bad name or value.
+Each entry names a module that declares `SPEC = ModelSpec(...)` (model/spec.py): its `make`, its
+parameters (defaults, ranges, help), the historical behaviours it implements (asking for another one
+is an error, not a silent no-op) and its optional hooks. The registry reads `SPEC` only, checks it
+when the module is first loaded, and owns parameter parsing: values from the command line arrive as
+strings, are converted to the type of their default and range-checked here, with one clear
+`ModelError` line, so `make` always receives the complete, validated parameters. Modules are
+imported lazily so that a command only pays for the models it uses.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import importlib
 from dataclasses import dataclass
 
 from kverify import behaviours as _behaviours
+from kverify.model.spec import ModelError, ModelSpec, Param  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -27,15 +30,12 @@ ENTRIES: dict[str, Entry] = {e.name: e for e in [
     Entry("group", "kverify.model.group", "abstract group membership, rebalancing and offset commits"),
     Entry("replication", "kverify.model.replication", "abstract replication, ISR, HW and leader election"),
     Entry("offsets", "kverify.model.offsets", "abstract group offsets on the replicated offsets partition"),
+    Entry("consumer-group", "kverify.model.consumer_group", "abstract KIP-848 consumer group: heartbeats, epochs, reconciliation"),
     Entry("group-world", "kverify.model.worlds.group_world", "impl coordinator + consumer members + network"),
     Entry("replication-world", "kverify.model.worlds.replication_world", "impl brokers + controller + clients"),
     Entry("offsets-world", "kverify.model.worlds.offsets_world", "impl group committing through replicated __consumer_offsets"),
     Entry("assignor-rounds", "kverify.model.worlds.assignor_rounds", "a group's life across rebalances with one impl assignor"),
 ]}
-
-
-class ModelError(ValueError):
-    """Bad model name or parameter; the message is one line."""
 
 
 def names() -> list[str]:
@@ -50,55 +50,48 @@ def module_for(name: str):
     return importlib.import_module(entry.module)
 
 
+_SPECS: dict = {}
+
+
+def spec_for(name: str) -> ModelSpec:
+    """The module's declared `SPEC`, checked once when first loaded (model/spec.py)."""
+    spec = _SPECS.get(name)
+    if spec is None:
+        mod = module_for(name)
+        spec = mod.__dict__.get("SPEC")
+        if not isinstance(spec, ModelSpec):
+            raise ModelError(f"model {name!r}: {ENTRIES[name].module} declares no SPEC = ModelSpec(...)")
+        if spec.name != name:
+            raise ModelError(f"model {name!r}: its SPEC is named {spec.name!r}")
+        spec.validate()
+        _SPECS[name] = spec
+    return spec
+
+
 def parse_params(name: str, given: dict) -> dict:
-    """Merge `given` (values may be strings from the CLI) over the model's defaults."""
-    spec = module_for(name).PARAMS
-    out = {k: v[0] for k, v in spec.items()}
-    for key, raw in (given or {}).items():
-        if key not in spec:
-            raise ModelError(f"model {name!r} has no parameter {key!r}; known: {', '.join(sorted(spec)) or 'none'}")
-        default = spec[key][0]
-        out[key] = _convert(name, key, raw, default)
-    return out
-
-
-def _convert(model, key, raw, default):
-    if not isinstance(raw, str) or isinstance(default, str):
-        return raw
-    try:
-        if isinstance(default, bool):
-            if raw.lower() in ("1", "true", "yes", "on"):
-                return True
-            if raw.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(raw)
-        if isinstance(default, int):
-            return int(raw)
-        if isinstance(default, float):
-            return float(raw)
-    except ValueError:
-        raise ModelError(f"model {model!r}: parameter {key}={raw!r} is not a valid {type(default).__name__}") from None
-    return raw
+    """The complete, validated parameters: `given` (values may be strings from the CLI) over the
+    model's defaults; one-line ModelError for an unknown name or a bad value."""
+    return spec_for(name).resolve(given)
 
 
 def build(name: str, params: dict | None = None, behaviours=()):
     """Build a protocol by name; unknown names, parameters or behaviours raise ModelError /
     UnknownBehaviour with a one-line message."""
-    mod = module_for(name)
-    p = parse_params(name, params or {})
+    spec = spec_for(name)
+    p = spec.resolve(params or {})
     b = _behaviours.validate(behaviours)
-    unsupported = sorted(b - supports(name))
+    unsupported = sorted(b - spec.supports)
     if unsupported:
         where = [n for n in names() if unsupported[0] in supports(n)]
         hint = f" (it applies to: {', '.join(where)})" if where else ""
         raise ModelError(f"model {name!r} does not implement behaviour {unsupported[0]!r}{hint}")
-    return mod.make(p, b)
+    return spec.make(p, b)
 
 
 def supports(name: str) -> frozenset:
-    """Behaviours the model implements (empty when the module declares none)."""
+    """Behaviours the model implements (empty when its module cannot be imported yet)."""
     try:
-        return frozenset(getattr(module_for(name), "SUPPORTS", frozenset()))
+        return spec_for(name).supports
     except ImportError:
         return frozenset()
 

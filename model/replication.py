@@ -47,13 +47,18 @@ reassignment-drops-old-replicas-early need an ordered replica list, preferred el
 reassignment, which this model abstracts away (an election picks any eligible replica, the replica
 set is fixed).
 """
+
 from __future__ import annotations
 
 from itertools import permutations
+from typing import NamedTuple, Optional
 
 from kverify.impl.replication import behaviours as B
 from kverify.invariants.replication import ControllerView, EpochView, ReplicaView, ReplView
+from kverify.model.actions import Action, ActionTable
 from kverify.model.protocol import Protocol
+from kverify.model.spec import ModelSpec, Param
+from kverify.tla import values as V
 
 SUPPORTS = frozenset({
     B.TRUNCATE_TO_HW, B.OFLE_OFFSET_ONLY, B.SKIP_TRUNCATE_SAME_LEADER, B.NO_FETCH_EPOCH_FENCING,
@@ -82,62 +87,142 @@ HUNT_PARAMS = {
     B.HW_BEFORE_TRUNCATE: ({"records": 2, "epochs": 1, "alters": 1, "crashes": 0, "lossy": 0}, "explore"),
 }
 
-# Names of a state's top-level fields, in order, and every action name `actions()` can yield
-# (the TLA+ cross-check of specs/Replication.tla reads them).
-STATE_FIELDS = ("reps", "ctrl", "reqs", "zombie", "hist")
-ACTION_NAMES = frozenset({"restart", "apply", "write", "inc_hw", "alter_resp", "ctrl_alter", "shrink", "expand",
-                          "truncate", "fetch", "fetch_hw", "crash", "elect", "elect_unclean", "ctrl_failover",
-                          "zombie_elect"})
-
 PARAMS = {
-    "replicas": (3, "number of replicas (2-3)"),
-    "records": (2, "records the producers may write in total"),
-    "epochs": (2, "highest leader epoch the controller may assign (+1 for a recovery election)"),
-    "min_isr": (2, "min.insync.replicas (capped at the number of replicas)"),
-    "init_isr": (0, "size of the initial ISR (0 = every replica); replica 0 leads epoch 0"),
-    "alters": (1, "ISR changes (AlterPartition proposals) leaders may make"),
-    "crashes": (1, "replica crashes allowed"),
-    "lossy": (1, "restarts that lose a log suffix allowed"),
-    "ctrl_failovers": (0, "controller failovers allowed (each leaves a zombie controller)"),
-    "unclean": (1, "unclean elections allowed (only with behaviour unclean-election)"),
-    "symmetry": (True, "reduce states by permuting interchangeable replicas"),
+    "replicas": Param(3, "number of replicas (2-3)", lo=2, hi=3),
+    "records": Param(2, "records the producers may write in total", lo=0),
+    "epochs": Param(2, "highest leader epoch the controller may assign (+1 for a recovery election)", lo=0),
+    "min_isr": Param(2, "min.insync.replicas (capped at the number of replicas)", lo=1),
+    "init_isr": Param(0, "size of the initial ISR (0 = every replica); replica 0 leads epoch 0", lo=0),
+    "alters": Param(1, "ISR changes (AlterPartition proposals) leaders may make", lo=0),
+    "crashes": Param(1, "replica crashes allowed", lo=0),
+    "lossy": Param(1, "restarts that lose a log suffix allowed", lo=0),
+    "ctrl_failovers": Param(0, "controller failovers allowed (each leaves a zombie controller)", lo=0),
+    "unclean": Param(1, "unclean elections allowed (only with behaviour unclean-election)", lo=0),
+    "symmetry": Param(True, "reduce states by permuting interchangeable replicas"),
 }
 
-# replica tuple fields
-ALIVE, LOG, HW, EP, PEP, CEP, LDR, TRUNC, ISR, PEND, LESO, SINCE = range(12)
-# SINCE: the leader epoch since which the replica has led without interruption (-1: not leading);
-# its produce requests of those epochs are still waiting for the HW (Kafka fails them only when
-# the replica stops leading)
-# controller tuple fields
-C_LDR, C_EP, C_ISR, C_ELR, C_PEP, C_CEP = range(6)
-# history tuple fields
-H_NEXT, H_COMMITTED, H_ACKED, H_CRASHES, H_LOSSY, H_UNCLEAN, H_ALTERS, H_FAILOVERS = range(8)
-APPLIED = 1 << 8        # flag on a pending AlterPartition already applied by the controller
-STALE = 1 << 9          # flag: a replica it adds restarted since (its broker epoch is stale, KIP-903)
-MASK = APPLIED - 1
+
+def check_params(p: dict):
+    """The rule across parameters (the registry reports it as a one-line ModelError)."""
+    if p["init_isr"] > p["replicas"]:
+        return f"init_isr must be between 0 and replicas ({p['replicas']})"
+    return None
+
+
 NO_LEADER = -1
+
+
+# --- the state, field by field --------------------------------------------------------------------
+# Sets of replicas are bitmasks (bit i = replica i), as in the shared views of invariants/replication.py.
+
+class Record(NamedTuple):
+    """A log entry: the leader epoch it was appended in and the producer's record id (1, 2, ...)."""
+    epoch: int
+    id: int
+
+
+class Acked(NamedTuple):
+    """A record acknowledged to an acks=all producer, at its offset."""
+    offset: int
+    record: Record
+
+
+class AlterPartition(NamedTuple):
+    """A leader's AlterPartition request in flight (at most one, KIP-497)."""
+    isr: int            # the proposed ISR
+    applied: bool       # the controller applied it; the leader has not heard yet
+    stale: bool         # a replica it adds restarted since: its broker epoch is stale (KIP-903)
+
+
+NO_ALTER = AlterPartition(0, False, False)
+
+
+class Replica(NamedTuple):
+    """One replica as its broker knows it."""
+    alive: bool
+    log: tuple              # (Record, ...): the record at offset o is log[o]
+    hw: int                 # high watermark (exclusive)
+    leader_epoch: int
+    partition_epoch: int
+    controller_epoch: int   # the largest controller epoch it has seen
+    leader: int             # the leader it believes in (itself when it leads), NO_LEADER
+    must_truncate: bool     # it must truncate (OffsetsForLeaderEpoch) before it fetches
+    isr: int                # (leader) its committed ISR
+    alter: AlterPartition   # (leader) its AlterPartition in flight, NO_ALTER
+    leso: int               # (leader) the start offset of its leader epoch (KAFKA-7415), -1
+    leading_since: int      # (leader) the epoch since which it has led without interruption, -1; its
+                            # acks=all produce requests of those epochs still wait for the HW (Kafka
+                            # fails them only when the replica stops leading)
+
+
+# The controller's record of the partition has exactly the fields of the invariants' view.
+Controller = ControllerView
+
+
+class LeaderAndIsr(NamedTuple):
+    """A LeaderAndIsr request (or the view a deposed controller still holds)."""
+    leader: int
+    leader_epoch: int
+    isr: int
+    partition_epoch: int
+    controller_epoch: int   # of the controller that sent it
+
+
+class Spent(NamedTuple):
+    """How much of each fault / change budget the behaviour has used (bounds are PARAMS)."""
+    crashes: int
+    lossy: int
+    unclean: int
+    alters: int
+    failovers: int
+
+
+class State(NamedTuple):
+    replicas: tuple                  # (Replica, ...) indexed by replica id
+    controller: Controller
+    requests: tuple                  # LeaderAndIsr requests ever sent, sorted (a set)
+    zombie: Optional[LeaderAndIsr]   # a deposed controller's view, until it sends its one request
+    next_record: int                 # id of the next record a producer writes
+    committed: tuple                 # (Record, ...) below the true HW: what consumers may have read
+    acked: tuple                     # (Acked, ...) in acknowledgement order
+    spent: Spent
+
+
+# Names of a state's top-level fields and every action name (the TLA+ cross-check reads them).
+STATE_FIELDS = State._fields
+
+
+def request_from(c: Controller) -> LeaderAndIsr:
+    """The LeaderAndIsr the controller sends for its current record of the partition."""
+    return LeaderAndIsr(c.leader, c.leader_epoch, c.isr, c.partition_epoch, c.controller_epoch)
+
+
+def add_request(requests: tuple, q: LeaderAndIsr) -> tuple:
+    """Requests are kept sorted so that equal sets compare equal (and symmetry can sort them)."""
+    return tuple(sorted(requests + (q,)))
 
 
 def popcount(x: int) -> int:
     return bin(x).count("1")
 
 
+# --- leader epoch caches and OffsetsForLeaderEpoch (KIP-101, KIP-279) ------------------------------
 def epoch_entries(log) -> list:
     """The leader-epoch cache derived from a log: [(epoch, start_offset)] in log order."""
     out = []
     last = None
     for off, rec in enumerate(log):
-        if rec[0] != last:
-            out.append((rec[0], off))
-            last = rec[0]
+        if rec.epoch != last:
+            out.append((rec.epoch, off))
+            last = rec.epoch
     return out
 
 
-def leader_entries(rep) -> list:
+def leader_entries(rep: Replica) -> list:
     """A leader's epoch cache: its records' epochs plus (current epoch -> LESO) (KAFKA-7415)."""
-    ents = epoch_entries(rep[LOG])
-    if rep[LESO] >= 0 and (not ents or ents[-1][0] < rep[EP]):
-        ents.append((rep[EP], rep[LESO]))
+    ents = epoch_entries(rep.log)
+    if rep.leso >= 0 and (not ents or ents[-1][0] < rep.leader_epoch):
+        ents.append((rep.leader_epoch, rep.leso))
     return ents
 
 
@@ -171,13 +256,13 @@ def end_offset_only(ents, leo, e):
     return None
 
 
-def truncation_point(flog, fhw, lrep, offset_only: bool) -> int:
+def truncation_point(flog, fhw, lrep: Replica, offset_only: bool) -> int:
     """Where a follower with log `flog` and HW `fhw` truncates to against leader `lrep`."""
     leo = len(flog)
     if not leo:
         return 0
     lents = leader_entries(lrep)
-    lleo = len(lrep[LOG])
+    lleo = len(lrep.log)
     fents = epoch_entries(flog)
     if offset_only:
         ans = end_offset_only(lents, lleo, fents[-1][0])
@@ -201,24 +286,412 @@ def truncation_point(flog, fhw, lrep, offset_only: bool) -> int:
         e = lower[-1]
 
 
+def fetched_hw(lrep: Replica, leo: int) -> int:
+    """The HW a follower whose LEO is `leo` takes from a fetch response of leader `lrep`: the
+    leader's HW, capped at that LEO (Kafka's follower `updateHighWatermark`)."""
+    return min(lrep.hw, leo)
+
+
+# `_new(Cls, (field, ...))` builds a NamedTuple without the Python-level `Cls.__new__` (twice as fast):
+# used only on the explorer's hottest paths, with every field read by name.
+_new = tuple.__new__
+
+
+def _put(replicas: tuple, r: int, rep: Replica) -> tuple:
+    return replicas[:r] + (rep,) + replicas[r + 1:]
+
+
+def _with_replica(s: State, r: int, rep: Replica) -> State:
+    return _new(State, (_put(s.replicas, r, rep), s.controller, s.requests, s.zombie, s.next_record, s.committed,
+                        s.acked, s.spent))
+
+
+def _spend(s: State, budget: str) -> Spent:
+    return s.spent._replace(**{budget: getattr(s.spent, budget) + 1})
+
+
+def leads(rep: Replica, r: int) -> bool:
+    """Replica r is running and believes it leads."""
+    return rep.alive and rep.leader == r
+
+
+# --- the actions: one guard and one update each, named as specs/Replication.tla's disjuncts ---------
+# Each guard/update takes (model, state, *arguments); `m` is the ReplicationModel (bounds, switches).
+
+# Domains: the candidate arguments of an action in a state, narrowed by role so that the guards run
+# only where they can hold (each guard still states its whole condition). `m.domains(s)` computes
+# them in one pass over the replicas, once per state.
+class Domains(NamedTuple):
+    running: list      # [(r,)] running replicas
+    crashed: list      # [(r,)]
+    leaders: list      # [(r,)] running replicas that believe they lead
+    followers: list    # [(r,)] running replicas that do not
+    pairs: list        # [(leader, other replica)]
+    restarts: list     # [(crashed replica, records it keeps)]
+    applies: list      # [(running replica, index of a request with a higher leader epoch than its own)]
+
+
+def _running(m, s):
+    return m.domains(s).running
+
+
+def _leaders(m, s):
+    return m.domains(s).leaders
+
+
+def _followers(m, s):
+    return m.domains(s).followers
+
+
+def _leader_follower_pairs(m, s):
+    return m.domains(s).pairs
+
+
+def _restart_domain(m, s):
+    return m.domains(s).restarts
+
+
+def _apply_domain(m, s):
+    return m.domains(s).applies
+
+
+def _zombie_domain(m, s):
+    return () if s.zombie is None else m.domains(s).running
+
+
+def _unclean_domain(m, s):
+    return m.domains(s).running if m.max_unclean else ()
+
+
+def _fetch_hw_domain(m, s):
+    return m.domains(s).followers if m.b_hw_before_truncate else ()
+
+
+def _failover_domain(m, s):
+    return ((),) if m.max_failovers else ()
+
+
+def restart_guard(m, s, r, keep):
+    """A crashed replica restarts with the first `keep` records of its log (fewer: a lossy restart)."""
+    rep = s.replicas[r]
+    return not rep.alive and 0 <= keep <= len(rep.log) and (keep == len(rep.log) or s.spent.lossy < m.max_lossy)
+
+
+def restart(m, s, r, keep):
+    rep = s.replicas[r]
+    c = s.controller
+    spent = s.spent
+    bit = 1 << r
+    if keep < len(rep.log):
+        spent = spent._replace(lossy=spent.lossy + 1)
+        if (c.isr | c.elr) & bit:        # unclean shutdown detected (KAFKA-15586)
+            c = c._replace(isr=c.isr & ~bit, elr=c.elr & ~bit)
+    cep = max(rep.controller_epoch, c.controller_epoch)
+    replicas = s.replicas
+    if not m.b_no_broker_epoch:
+        # the restarted broker registers with a new broker epoch: AlterPartitions that add it
+        # and were built from its previous incarnation's fetches carry a stale one
+        replicas = tuple(x._replace(alter=x.alter._replace(stale=True))
+                         if x.alter.isr and not x.alter.applied and (x.alter.isr & ~x.isr) & bit else x
+                         for x in replicas)
+    base = Replica(True, rep.log[:keep], min(rep.hw, keep), rep.leader_epoch, rep.partition_epoch, cep, NO_LEADER,
+                   True, 0, NO_ALTER, -1, -1)
+    if c.leader_epoch >= rep.leader_epoch:      # it registers and learns the controller's current state
+        leader = NO_LEADER if c.leader == r else c.leader   # (a crash removed it as leader already)
+        base = m.become(base, r, LeaderAndIsr(leader, c.leader_epoch, c.isr, c.partition_epoch, cep))
+    return s._replace(replicas=_put(replicas, r, base), controller=c, spent=spent)
+
+
+def apply_guard(m, s, r, i):
+    """A running replica applies any LeaderAndIsr with a higher leader epoch than its own, from a
+    controller at least as recent as the newest it has seen."""
+    rep = s.replicas[r]
+    q = s.requests[i]
+    return (rep.alive and q.leader_epoch > rep.leader_epoch
+            and (m.b_stale_ctrl or q.controller_epoch >= rep.controller_epoch))
+
+
+def apply(m, s, r, i):
+    rep = s.replicas[r]
+    q = s.requests[i]
+    return _with_replica(s, r, m.become(rep, r, q._replace(controller_epoch=max(q.controller_epoch,
+                                                                                 rep.controller_epoch))))
+
+
+def write_guard(m, s, r):
+    """An acks=all produce request reaches the leader while its ISR has MinISR members."""
+    rep = s.replicas[r]
+    return rep.alive and rep.leader == r and s.next_record <= m.max_records and popcount(rep.isr) >= m.min_isr
+
+
+def write(m, s, r):
+    rep = s.replicas[r]
+    log = rep.log + (Record(rep.leader_epoch, s.next_record),)
+    return s._replace(replicas=_put(s.replicas, r, rep._replace(log=log)), next_record=s.next_record + 1)
+
+
+def inc_hw_guard(m, s, r):
+    """The leader advances its HW to the lowest LEO of its maximal ISR, while its ISR has MinISR
+    members (KAFKA-15583)."""
+    rep = s.replicas[r]
+    return (rep.alive and rep.leader == r and (m.b_hw_ignores or popcount(rep.isr) >= m.min_isr)
+            and m.hw_candidate(s.replicas, r) > rep.hw)
+
+
+def inc_hw(m, s, r):
+    rep = s.replicas[r]
+    new = m.hw_candidate(s.replicas, r)
+    log = rep.log
+    acked = s.acked
+    if popcount(m.quorum(rep)) >= m.min_isr:       # the produce requests of its leadership complete
+        add = tuple(Acked(o, log[o]) for o in range(rep.hw, new) if log[o].epoch >= rep.leading_since)
+        if add:
+            acked = acked + add
+    committed = s.committed
+    if new > len(committed):
+        committed = committed + log[len(committed):new]
+    return s._replace(replicas=_put(s.replicas, r, rep._replace(hw=new)), committed=committed, acked=acked)
+
+
+def alter_resp_guard(m, s, r):
+    """The leader hears that the controller applied its AlterPartition."""
+    rep = s.replicas[r]
+    return rep.alive and rep.leader == r and rep.alter.applied
+
+
+def alter_resp(m, s, r):
+    rep = s.replicas[r]
+    return _with_replica(s, r, rep._replace(partition_epoch=rep.partition_epoch + 1, isr=rep.alter.isr,
+                                            alter=NO_ALTER))
+
+
+def ctrl_alter_guard(m, s, r):
+    """The controller handles the leader's AlterPartition."""
+    rep = s.replicas[r]
+    return rep.alive and rep.leader == r and rep.alter.isr != 0 and not rep.alter.applied
+
+
+def ctrl_alter(m, s, r):
+    rep = s.replicas[r]
+    c = s.controller
+    prop = rep.alter.isr
+    added = prop & ~c.isr
+    ok = (c.leader == r and c.leader_epoch == rep.leader_epoch and c.partition_epoch == rep.partition_epoch
+          and not rep.alter.stale and all(s.replicas[f].alive for f in range(m.n) if added >> f & 1))
+    if not ok:   # FENCED_LEADER_EPOCH / INVALID_UPDATE_VERSION / INELIGIBLE_REPLICA: roll back
+        return _with_replica(s, r, rep._replace(alter=NO_ALTER))
+    c = c._replace(isr=prop, elr=m.new_elr(c.isr, prop, c.elr), partition_epoch=c.partition_epoch + 1)
+    return s._replace(replicas=_put(s.replicas, r, rep._replace(alter=rep.alter._replace(applied=True))),
+                      controller=c)
+
+
+def _may_alter(m, s, rep, r, f) -> bool:
+    return rep.alive and rep.leader == r and f != r and not rep.alter.isr and s.spent.alters < m.max_alters
+
+
+def shrink_guard(m, s, r, f):
+    """The leader proposes to remove from its ISR a follower not caught up with it (the lag timer
+    abstracted: any follower whose LEO differs from the leader's, or that it does not hear from)."""
+    rep = s.replicas[r]
+    if not (_may_alter(m, s, rep, r, f) and rep.isr >> f & 1):
+        return False
+    fr = s.replicas[f]
+    return not (fr.alive and m.counts(s.replicas, r, f) and len(fr.log) == len(rep.log))
+
+
+def shrink(m, s, r, f):
+    rep = s.replicas[r]
+    return s._replace(replicas=_put(s.replicas, r, rep._replace(alter=AlterPartition(rep.isr & ~(1 << f), False, False))),
+                      spent=_spend(s, "alters"))
+
+
+def expand_guard(m, s, r, f):
+    """The leader proposes to add a follower that caught up to its HW and its epoch start (KIP-101)."""
+    rep = s.replicas[r]
+    if not (_may_alter(m, s, rep, r, f) and not rep.isr >> f & 1):
+        return False
+    fr = s.replicas[f]
+    if not (fr.alive and m.counts(s.replicas, r, f)):
+        return False
+    fleo = len(fr.log)
+    return fleo >= rep.hw and (m.b_no_leso or fleo >= rep.leso)
+
+
+def expand(m, s, r, f):
+    rep = s.replicas[r]
+    return s._replace(replicas=_put(s.replicas, r, rep._replace(alter=AlterPartition(rep.isr | (1 << f), False, False))),
+                      spent=_spend(s, "alters"))
+
+
+def _follows(rep: Replica, r: int) -> bool:
+    return rep.alive and rep.leader != r
+
+
+def truncate_guard(m, s, r):
+    """A follower that must truncate asks its leader (OffsetsForLeaderEpoch) and truncates, unless
+    that changes nothing."""
+    rep = s.replicas[r]
+    if not (_follows(rep, r) and rep.must_truncate and m.fetch_ok(s.replicas, r)):
+        return False
+    cut, done = m.truncation(s.replicas, r)
+    return done or cut < len(rep.log)
+
+
+def truncate(m, s, r):
+    rep = s.replicas[r]
+    cut, done = m.truncation(s.replicas, r)
+    return _with_replica(s, r, rep._replace(log=rep.log[:cut], hw=min(rep.hw, cut), must_truncate=not done))
+
+
+def fetch_hw_guard(m, s, r):
+    """KAFKA-14704 (behaviour only): a follower that must truncate takes the HW of the diverging
+    fetch response before it truncates."""
+    rep = s.replicas[r]
+    return (m.b_hw_before_truncate and _follows(rep, r) and rep.must_truncate and m.fetch_ok(s.replicas, r)
+            and fetched_hw(s.replicas[rep.leader], len(rep.log)) != rep.hw)
+
+
+def fetch_hw(m, s, r):
+    rep = s.replicas[r]
+    return _with_replica(s, r, rep._replace(hw=fetched_hw(s.replicas[rep.leader], len(rep.log))))
+
+
+def fetch_guard(m, s, r):
+    """A follower fetches the next record and the leader's HW, when that changes something."""
+    rep = s.replicas[r]
+    if not (_follows(rep, r) and not rep.must_truncate and m.fetch_ok(s.replicas, r)):
+        return False
+    lr = s.replicas[rep.leader]
+    flen = len(rep.log)
+    newlen = flen + 1 if flen < len(lr.log) else flen
+    return newlen != flen or fetched_hw(lr, newlen) != rep.hw
+
+
+def fetch(m, s, r):
+    rep = s.replicas[r]
+    lr = s.replicas[rep.leader]
+    log = rep.log
+    if len(log) < len(lr.log):
+        log = log + (lr.log[len(log)],)
+    return _with_replica(s, r, rep._replace(log=log, hw=fetched_hw(lr, len(log))))
+
+
+def crash_guard(m, s, r):
+    """A running replica crashes; one in the controller's ISR only while the controller may still
+    bump the leader epoch for it."""
+    c = s.controller
+    return (s.replicas[r].alive and s.spent.crashes < m.max_crashes
+            and (not c.isr >> r & 1 or c.leader_epoch < m.max_epoch))
+
+
+def crash(m, s, r):
+    c = s.controller
+    requests = s.requests
+    if c.isr >> r & 1:      # the controller sees the session expire: shrink, maybe lose the leader
+        isr = c.isr & ~(1 << r)
+        c = Controller(NO_LEADER if c.leader == r else c.leader, c.leader_epoch + 1, isr,
+                       m.new_elr(c.isr, isr, c.elr), c.partition_epoch + 1, c.controller_epoch)
+        requests = add_request(requests, request_from(c))
+    return s._replace(replicas=_put(s.replicas, r, s.replicas[r]._replace(alive=False)), controller=c,
+                      requests=requests, spent=_spend(s, "crashes"))
+
+
+def _election_allowed(m, c: Controller) -> bool:
+    """`epochs` bounds the elections that perturb a live leader; an offline partition may always
+    get one recovery election (so recoverability is not an artefact of the bound)."""
+    return c.leader_epoch < m.max_epoch or (c.leader == NO_LEADER and c.leader_epoch == m.max_epoch)
+
+
+def elect_guard(m, s, r):
+    """The controller elects a running ISR member, or an ELR member when the ISR is empty (KIP-966)."""
+    c = s.controller
+    return (_election_allowed(m, c) and r != c.leader and s.replicas[r].alive
+            and (c.isr >> r & 1 or (not c.isr and c.elr >> r & 1)))
+
+
+def elect(m, s, r):
+    c = s.controller
+    bit = 1 << r
+    if c.isr & bit:
+        isr, elr = c.isr, c.elr
+    else:                                   # from the ELR, the ISR being empty
+        isr, elr = bit, c.elr & ~bit
+    c = Controller(r, c.leader_epoch + 1, isr, elr, c.partition_epoch + 1, c.controller_epoch)
+    return s._replace(controller=c, requests=add_request(s.requests, request_from(c)))
+
+
+def elect_unclean_guard(m, s, r):
+    """(unclean-election) no running ISR/ELR member: the controller elects any running replica."""
+    c = s.controller
+    return (_election_allowed(m, c) and m.max_unclean > s.spent.unclean and c.leader == NO_LEADER
+            and s.replicas[r].alive
+            and not any(s.replicas[x].alive for x in range(m.n) if (c.isr | c.elr) >> x & 1))
+
+
+def elect_unclean(m, s, r):
+    c = s.controller
+    c = Controller(r, c.leader_epoch + 1, 1 << r, 0, c.partition_epoch + 1, c.controller_epoch)
+    return s._replace(controller=c, requests=add_request(s.requests, request_from(c)), spent=_spend(s, "unclean"))
+
+
+def ctrl_failover_guard(m, s):
+    """A new controller takes over; the old one lives on as a zombie with its view."""
+    return s.spent.failovers < m.max_failovers
+
+
+def ctrl_failover(m, s):
+    c = s.controller
+    cep = c.controller_epoch + 1
+    # the new controller sends its epoch to every live broker (UpdateMetadata)
+    replicas = tuple(rep._replace(controller_epoch=cep) if rep.alive else rep for rep in s.replicas)
+    return s._replace(replicas=replicas, controller=c._replace(controller_epoch=cep), zombie=request_from(c),
+                      spent=_spend(s, "failovers"))
+
+
+def zombie_elect_guard(m, s, r):
+    """The zombie controller sends one LeaderAndIsr from its stale view, electing another running
+    member of the ISR it knows."""
+    z = s.zombie
+    return (z is not None and z.leader_epoch < m.max_epoch and r != z.leader and z.isr >> r & 1
+            and s.replicas[r].alive)
+
+
+def zombie_elect(m, s, r):
+    z = s.zombie
+    q = LeaderAndIsr(r, z.leader_epoch + 1, z.isr, z.partition_epoch + 1, z.controller_epoch)
+    return s._replace(requests=add_request(s.requests, q), zombie=None)
+
+
+ACTIONS = ActionTable([
+    Action("restart", restart_guard, restart, _restart_domain),
+    Action("apply", apply_guard, apply, _apply_domain),
+    Action("write", write_guard, write, _leaders),
+    Action("inc_hw", inc_hw_guard, inc_hw, _leaders),
+    Action("alter_resp", alter_resp_guard, alter_resp, _leaders),
+    Action("ctrl_alter", ctrl_alter_guard, ctrl_alter, _leaders),
+    Action("shrink", shrink_guard, shrink, _leader_follower_pairs),
+    Action("expand", expand_guard, expand, _leader_follower_pairs),
+    Action("truncate", truncate_guard, truncate, _followers),
+    Action("fetch_hw", fetch_hw_guard, fetch_hw, _fetch_hw_domain),
+    Action("fetch", fetch_guard, fetch, _followers),
+    Action("crash", crash_guard, crash, _running, fault=True),
+    Action("elect", elect_guard, elect, _running),
+    Action("elect_unclean", elect_unclean_guard, elect_unclean, _unclean_domain, fault=True),
+    Action("ctrl_failover", ctrl_failover_guard, ctrl_failover, _failover_domain, fault=True),
+    Action("zombie_elect", zombie_elect_guard, zombie_elect, _zombie_domain, fault=True),
+])
+ACTION_NAMES = ACTIONS.names()
+
+
 class ReplicationModel(Protocol):
     name = "replication"
 
     def __init__(self, params: dict, behaviours: frozenset = frozenset()):
-        self.params = dict(params)
+        self.params = dict(params)             # complete and validated by the registry (SPEC below)
         self.behaviours = frozenset(behaviours)
-        n = int(params["replicas"])
-        if not 2 <= n <= 3:
-            raise ValueError(f"replication: replicas must be 2 or 3, got {n}")
-        for key in ("records", "epochs", "alters", "crashes", "lossy", "ctrl_failovers", "unclean"):
-            if int(params[key]) < 0:
-                raise ValueError(f"replication: {key} must be >= 0, got {params[key]}")
-        if int(params["min_isr"]) < 1:
-            raise ValueError(f"replication: min_isr must be >= 1, got {params['min_isr']}")
-        self.n = n
-        self.all_mask = (1 << n) - 1
-        self.max_records = int(params["records"])
-        self.max_epoch = int(params["epochs"])
+        n = self.n = params["replicas"]
+        self.max_records = params["records"]
+        self.max_epoch = params["epochs"]
         b = self.behaviours
         self.b_trunc_hw = B.TRUNCATE_TO_HW in b
         self.b_offset_only = B.OFLE_OFFSET_ONLY in b
@@ -230,362 +703,156 @@ class ReplicationModel(Protocol):
         self.b_hw_ignores = B.HW_IGNORES_MIN_ISR in b
         self.b_stale_ctrl = B.STALE_CONTROLLER_ACCEPTED in b
         self.b_hw_before_truncate = B.HW_BEFORE_TRUNCATE in b
-        self.min_isr = min(int(params["min_isr"]), n)
-        if B.ISR_SHRINKS_TO_LEADER in b:
-            self.min_isr = 1
-        self.max_crashes = int(params["crashes"])
-        self.max_alters = int(params["alters"])
         self.b_no_broker_epoch = B.NO_BROKER_EPOCH_CHECK in b
-        self.max_lossy = int(params["lossy"])
-        self.max_failovers = int(params["ctrl_failovers"])
-        self.max_unclean = int(params["unclean"]) if self.b_unclean else 0
-        init_isr = int(params["init_isr"]) or n
-        if not 1 <= init_isr <= n:
-            raise ValueError(f"replication: init_isr must be between 1 and {n}, got {init_isr}")
-        self.init_isr = init_isr
+        self.min_isr = 1 if B.ISR_SHRINKS_TO_LEADER in b else min(params["min_isr"], n)
+        self.max_crashes = params["crashes"]
+        self.max_alters = params["alters"]
+        self.max_lossy = params["lossy"]
+        self.max_failovers = params["ctrl_failovers"]
+        self.max_unclean = params["unclean"] if self.b_unclean else 0
+        self.init_isr = params["init_isr"] or n
         self.use_symmetry = bool(params.get("symmetry", True))
+        self.action_table = ACTIONS
+        self._domains = (None, None)
         ident = tuple(range(n))
         self._all_perms = [(p, None if p == ident else [self._map_mask(p, m) for m in range(1 << n)])
                            for p in permutations(range(n))]
         self._inverse = {p: tuple(sorted(range(n), key=lambda i: p[i])) for p, _ in self._all_perms}
         self._by_order = {self._inverse[p]: (p, mm) for p, mm in self._all_perms}
-        self._pid = {p: list(p) + [-1] for p, _ in self._all_perms}
+        self._pid = {p: list(p) + [NO_LEADER] for p, _ in self._all_perms}
         self._view_cache = [None, None, None, None, None, None]
         self._ev_cache = [None, None, None, None]
 
     # --- initial state -----------------------------------------------------------------------------
     def init_states(self):
+        """Replica 0 leads epoch 0 with the initial ISR; every replica is running with an empty log."""
         isr = (1 << self.init_isr) - 1
-        reps = []
-        for r in range(self.n):
-            if r == 0:
-                reps.append((True, (), 0, 0, 0, 0, 0, False, isr, 0, 0, 0))
+        leader = Replica(True, (), 0, 0, 0, 0, 0, False, isr, NO_ALTER, 0, 0)
+        follower = Replica(True, (), 0, 0, 0, 0, 0, False, 0, NO_ALTER, -1, -1)
+        c = Controller(0, 0, isr, 0, 0, 0)
+        return [State((leader,) + (follower,) * (self.n - 1), c, (request_from(c),), None, 1, (), (),
+                      Spent(0, 0, 0, 0, 0))]
+
+    # --- actions (the table above) -----------------------------------------------------------------
+    def actions(self, s):
+        return self.action_table.enabled(self, s)
+
+    def step(self, s, a):
+        return self.action_table.step(self, s, a)
+
+    def is_fault(self, action) -> bool:
+        return self.action_table.is_fault(action)
+
+    def replace_action(self, name: str, guard=None, update=None) -> None:
+        """Swap one action's guard or update on this model object only (mutants in tests)."""
+        from dataclasses import replace as _replace
+
+        old = self.action_table.by_name[name]
+        new = _replace(old, guard=guard or old.guard, update=update or old.update)
+        self.action_table = ActionTable([new if a.name == name else a for a in self.action_table.actions])
+
+    def domains(self, s: State) -> Domains:
+        """The action domains of a state (cached for the state the action table is enumerating)."""
+        if self._domains[0] is s:
+            return self._domains[1]
+        running, crashed, leaders, followers, pairs, restarts = [], [], [], [], [], []
+        n = self.n
+        requests = s.requests
+        for r, rep in enumerate(s.replicas):
+            if not rep.alive:
+                crashed.append((r,))
+                restarts.extend((r, keep) for keep in range(len(rep.log) + 1))
+                continue
+            running.append((r,))
+            if rep.leader == r:
+                leaders.append((r,))
+                pairs.extend((r, f) for f in range(n) if f != r)
             else:
-                reps.append((True, (), 0, 0, 0, 0, 0, False, 0, 0, -1, -1))
-        ctrl = (0, 0, isr, 0, 0, 0)
-        reqs = ((0, 0, isr, 0, 0),)
-        hist = (1, (), (), 0, 0, 0, 0, 0)
-        return [(tuple(reps), ctrl, reqs, None, hist)]
+                followers.append((r,))
+        d = Domains(running, crashed, leaders, followers, pairs, restarts,
+                    [(r, i) for (r,) in running for i, q in enumerate(requests)
+                     if q.leader_epoch > s.replicas[r].leader_epoch])
+        self._domains = (s, d)
+        return d
 
-    # --- helpers -----------------------------------------------------------------------------------
-    def quorum(self, rep) -> int:
-        """The replicas a leader waits for (HW, acks): its maximal ISR (committed ∪ proposed)."""
-        pend = rep[PEND]
-        if pend and not self.b_no_maximal:
-            return rep[ISR] | (pend & MASK)
-        return rep[ISR]
+    # --- rules shared by several actions ----------------------------------------------------------
+    def quorum(self, rep: Replica) -> int:
+        """The replicas a leader waits for (HW, acks): its maximal ISR (committed ∪ proposed, KIP-497)."""
+        if rep.alter.isr and not self.b_no_maximal:
+            return rep.isr | rep.alter.isr
+        return rep.isr
 
-    def _counts(self, reps, r, f) -> bool:
+    def counts(self, replicas, r: int, f: int) -> bool:
         """Whether leader r knows follower f's LEO (f fetched from r in r's epoch, after truncating)."""
-        fr = reps[f]
-        if fr[LDR] != r or fr[TRUNC]:
+        fr = replicas[f]
+        if fr.leader != r or fr.must_truncate:
             return False
-        return self.b_no_fence or fr[EP] == reps[r][EP]
+        return self.b_no_fence or fr.leader_epoch == replicas[r].leader_epoch
 
-    def _fetch_ok(self, reps, f) -> bool:
-        fr = reps[f]
-        ldr = fr[LDR]
-        if ldr < 0 or ldr == f or not fr[ALIVE]:
+    def fetch_ok(self, replicas, f: int) -> bool:
+        """Follower f's fetch reaches a running leader that accepts its epoch (KIP-320 fencing)."""
+        fr = replicas[f]
+        ldr = fr.leader
+        if ldr < 0 or ldr == f or not fr.alive:
             return False
-        lr = reps[ldr]
-        if not lr[ALIVE] or lr[LDR] != ldr:
+        lr = replicas[ldr]
+        if not lr.alive or lr.leader != ldr:
             return False
-        return self.b_no_fence or lr[EP] == fr[EP]
+        return self.b_no_fence or lr.leader_epoch == fr.leader_epoch
 
-    def _hw_candidate(self, reps, r) -> int:
-        rep = reps[r]
-        cand = len(rep[LOG])
+    def hw_candidate(self, replicas, r: int) -> int:
+        """The lowest LEO over leader r's maximal ISR (0 for a member it does not hear from)."""
+        rep = replicas[r]
+        cand = len(rep.log)
         q = self.quorum(rep) & ~(1 << r)
         f = 0
         while q:
             if q & 1:
-                leo = len(reps[f][LOG]) if self._counts(reps, r, f) else 0
+                leo = len(replicas[f].log) if self.counts(replicas, r, f) else 0
                 if leo < cand:
                     cand = leo
             q >>= 1
             f += 1
         return cand
 
-    # --- actions -----------------------------------------------------------------------------------
-    def actions(self, s):
-        reps, ctrl, reqs, zombie, hist = s
-        n = self.n
-        out = []
-        qldr, qep, qisr, qelr = ctrl[C_LDR], ctrl[C_EP], ctrl[C_ISR], ctrl[C_ELR]
-        for r in range(n):
-            rep = reps[r]
-            if not rep[ALIVE]:
-                if self.max_lossy > hist[H_LOSSY]:
-                    for keep in range(len(rep[LOG])):
-                        out.append(("restart", r, keep))
-                out.append(("restart", r, len(rep[LOG])))
-                continue
-            # LeaderAndIsr requests
-            for i, q in enumerate(reqs):
-                if q[1] > rep[EP] and (self.b_stale_ctrl or q[4] >= rep[CEP]):
-                    out.append(("apply", r, i))
-            if rep[LDR] == r:
-                if hist[H_NEXT] <= self.max_records and popcount(rep[ISR]) >= self.min_isr:
-                    out.append(("write", r))
-                if self.b_hw_ignores or popcount(rep[ISR]) >= self.min_isr:
-                    if self._hw_candidate(reps, r) > rep[HW]:
-                        out.append(("inc_hw", r))
-                pend = rep[PEND]
-                if pend & APPLIED:
-                    out.append(("alter_resp", r))
-                elif pend:
-                    out.append(("ctrl_alter", r))
-                elif hist[H_ALTERS] < self.max_alters:
-                    isr = rep[ISR]
-                    leo = len(rep[LOG])
-                    for f in range(n):
-                        if f == r:
-                            continue
-                        fr = reps[f]
-                        if isr >> f & 1:
-                            if not (fr[ALIVE] and self._counts(reps, r, f) and len(fr[LOG]) == leo):
-                                out.append(("shrink", r, f))
-                        elif fr[ALIVE] and self._counts(reps, r, f):
-                            fleo = len(fr[LOG])
-                            if fleo >= rep[HW] and (self.b_no_leso or fleo >= rep[LESO]):
-                                out.append(("expand", r, f))
-            else:
-                if rep[TRUNC]:
-                    if self._fetch_ok(reps, r):
-                        cut, done = self._truncation(reps, r)
-                        if done or cut < len(rep[LOG]):
-                            out.append(("truncate", r))
-                        if self.b_hw_before_truncate and fetched_hw(reps[rep[LDR]], len(rep[LOG])) != rep[HW]:
-                            out.append(("fetch_hw", r))
-                elif self._fetch_ok(reps, r):
-                    lr = reps[rep[LDR]]
-                    flen = len(rep[LOG])
-                    newlen = flen + 1 if flen < len(lr[LOG]) else flen
-                    if newlen != flen or fetched_hw(lr, newlen) != rep[HW]:
-                        out.append(("fetch", r))
-            if hist[H_CRASHES] < self.max_crashes and (not (qisr >> r & 1) or qep < self.max_epoch):
-                out.append(("crash", r))
-        # controller: `epochs` bounds the elections that perturb a live leader; an offline partition
-        # may always get one recovery election (so recoverability is not an artefact of the bound)
-        if qep < self.max_epoch or (qldr == NO_LEADER and qep == self.max_epoch):
-            for r in range(n):
-                if r == qldr or not reps[r][ALIVE]:
-                    continue
-                if qisr >> r & 1 or (not qisr and qelr >> r & 1):
-                    out.append(("elect", r))
-            if (self.max_unclean > hist[H_UNCLEAN] and qldr == NO_LEADER
-                    and not any(reps[r][ALIVE] for r in range(n) if (qisr | qelr) >> r & 1)):
-                for r in range(n):
-                    if reps[r][ALIVE]:
-                        out.append(("elect_unclean", r))
-        if hist[H_FAILOVERS] < self.max_failovers:
-            out.append(("ctrl_failover",))
-        if zombie is not None and zombie[1] < self.max_epoch:
-            for r in range(n):
-                if r != zombie[0] and zombie[2] >> r & 1 and reps[r][ALIVE]:
-                    out.append(("zombie_elect", r))
-        return out
-
-    def step(self, s, a):
-        reps, ctrl, reqs, zombie, hist = s
-        name = a[0]
-        fn = getattr(self, "_do_" + name)
-        return fn(reps, ctrl, reqs, zombie, hist, *a[1:])
-
-    # each _do_* returns the successor state
-    def _do_write(self, reps, ctrl, reqs, zombie, hist, r):
-        rep = reps[r]
-        rec = (rep[EP], hist[H_NEXT])
-        nrep = rep[:LOG] + (rep[LOG] + (rec,),) + rep[LOG + 1:]
-        hist = (hist[H_NEXT] + 1,) + hist[1:]
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
-
-    def _do_inc_hw(self, reps, ctrl, reqs, zombie, hist, r):
-        rep = reps[r]
-        new = self._hw_candidate(reps, r)
-        old = rep[HW]
-        log = rep[LOG]
-        acked = hist[H_ACKED]
-        if popcount(self.quorum(rep)) >= self.min_isr:
-            since = rep[SINCE]
-            add = tuple((o, log[o]) for o in range(old, new) if log[o][0] >= since)
-            if add:
-                acked = acked + add
-        committed = hist[H_COMMITTED]
-        if new > len(committed):
-            committed = committed + log[len(committed):new]
-        hist = (hist[H_NEXT], committed, acked) + hist[3:]
-        nrep = rep[:HW] + (new,) + rep[HW + 1:]
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
-
-    def _do_shrink(self, reps, ctrl, reqs, zombie, hist, r, f):
-        rep = reps[r]
-        nrep = rep[:PEND] + ((rep[ISR] & ~(1 << f)),) + rep[PEND + 1:]
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, _bump(hist, H_ALTERS))
-
-    def _do_expand(self, reps, ctrl, reqs, zombie, hist, r, f):
-        rep = reps[r]
-        nrep = rep[:PEND] + ((rep[ISR] | (1 << f)),) + rep[PEND + 1:]
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, _bump(hist, H_ALTERS))
-
-    def _do_ctrl_alter(self, reps, ctrl, reqs, zombie, hist, r):
-        rep = reps[r]
-        prop = rep[PEND] & MASK
-        added = prop & ~ctrl[C_ISR]
-        ok = (ctrl[C_LDR] == r and ctrl[C_EP] == rep[EP] and ctrl[C_PEP] == rep[PEP]
-              and not rep[PEND] & STALE
-              and all(reps[f][ALIVE] for f in range(self.n) if added >> f & 1))
-        if not ok:   # FENCED_LEADER_EPOCH / INVALID_UPDATE_VERSION / INELIGIBLE_REPLICA: roll back
-            nrep = rep[:PEND] + (0,) + rep[PEND + 1:]
-            return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
-        elr = self._new_elr(ctrl[C_ISR], prop, ctrl[C_ELR])
-        nctrl = (ctrl[C_LDR], ctrl[C_EP], prop, elr, ctrl[C_PEP] + 1, ctrl[C_CEP])
-        nrep = rep[:PEND] + (prop | APPLIED,) + rep[PEND + 1:]
-        return (_put(reps, r, nrep), nctrl, reqs, zombie, hist)
-
-    def _new_elr(self, old_isr, new_isr, elr):
+    def new_elr(self, old_isr: int, new_isr: int, elr: int) -> int:
         """KIP-966: members removed while the ISR is below MinISR join the ELR; ISR >= MinISR clears it;
         ELR and ISR stay disjoint."""
         if popcount(new_isr) >= self.min_isr:
             return 0
         return (elr | (old_isr & ~new_isr)) & ~new_isr
 
-    def _do_alter_resp(self, reps, ctrl, reqs, zombie, hist, r):
-        rep = reps[r]
-        nrep = rep[:PEP] + (rep[PEP] + 1,) + rep[PEP + 1:ISR] + (rep[PEND] & MASK, 0) + rep[PEND + 1:]
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
+    def become(self, rep: Replica, r: int, q: LeaderAndIsr) -> Replica:
+        """Replica r after it applies LeaderAndIsr `q`."""
+        if q.leader == r:
+            since = rep.leading_since if rep.leader == r and rep.leading_since >= 0 else q.leader_epoch
+            return Replica(True, rep.log, rep.hw, q.leader_epoch, q.partition_epoch, q.controller_epoch, r, False,
+                           q.isr, NO_ALTER, len(rep.log), since)
+        log, hw, trunc = rep.log, rep.hw, True
+        if self.b_trunc_hw:            # truncate-to-hw: pre-KIP-101 followers cut their log at the HW
+            hw = min(rep.hw, len(rep.log))
+            log, trunc = rep.log[:hw], False
+        elif self.b_skip_same and q.leader == rep.leader and q.leader != NO_LEADER:
+            trunc = rep.must_truncate
+        return Replica(True, log, hw, q.leader_epoch, q.partition_epoch, q.controller_epoch, q.leader, trunc, 0,
+                       NO_ALTER, -1, -1)
 
-    def _truncation(self, reps, r):
+    def truncation(self, replicas, r: int):
         """(cut, done) of follower r against its leader: where it truncates, and whether the leader
         stops reporting a diverging epoch afterwards (KAFKA-10554: otherwise the follower keeps
         truncating instead of fetching, and the leader does not count it, KAFKA-13141)."""
-        rep = reps[r]
-        lrep = reps[rep[LDR]]
-        cut = truncation_point(rep[LOG], rep[HW], lrep, self.b_offset_only)
+        rep = replicas[r]
+        lrep = replicas[rep.leader]
+        cut = truncation_point(rep.log, rep.hw, lrep, self.b_offset_only)
         if self.b_offset_only or cut == 0:
             return cut, True
-        ef = rep[LOG][cut - 1][0]
-        ans = end_offset_for(leader_entries(lrep), len(lrep[LOG]), ef)
+        ef = rep.log[cut - 1].epoch
+        ans = end_offset_for(leader_entries(lrep), len(lrep.log), ef)
         return cut, ans is not None and ans[0] == ef and ans[1] >= cut
 
-    def _do_truncate(self, reps, ctrl, reqs, zombie, hist, r):
-        rep = reps[r]
-        cut, done = self._truncation(reps, r)
-        nrep = _truncated(rep, cut)
-        if not done:
-            nrep = nrep[:TRUNC] + (True,) + nrep[TRUNC + 1:]
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
-
-    def _do_fetch(self, reps, ctrl, reqs, zombie, hist, r):
-        rep = reps[r]
-        lr = reps[rep[LDR]]
-        log = rep[LOG]
-        if len(log) < len(lr[LOG]):
-            log = log + (lr[LOG][len(log)],)
-        nrep = rep[:LOG] + (log, fetched_hw(lr, len(log))) + rep[HW + 1:]
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
-
-    def _do_fetch_hw(self, reps, ctrl, reqs, zombie, hist, r):
-        """KAFKA-14704: the diverging fetch response is processed as data first (no records, but
-        the leader's HW is applied) and only then does the follower truncate."""
-        rep = reps[r]
-        nrep = rep[:HW] + (fetched_hw(reps[rep[LDR]], len(rep[LOG])),) + rep[HW + 1:]
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
-
-    def _become(self, rep, r, ldr, ep, isr, pep, cep):
-        """The replica's state after it applies a LeaderAndIsr (leader `ldr`, epoch `ep`)."""
-        if ldr == r:
-            since = rep[SINCE] if rep[LDR] == r and rep[SINCE] >= 0 else ep
-            return (True, rep[LOG], rep[HW], ep, pep, cep, r, False, isr, 0, len(rep[LOG]), since)
-        if self.b_trunc_hw:
-            cut = min(rep[HW], len(rep[LOG]))
-            return (True, rep[LOG][:cut], cut, ep, pep, cep, ldr, False, 0, 0, -1, -1)
-        trunc = True
-        if self.b_skip_same and ldr == rep[LDR] and ldr != NO_LEADER:
-            trunc = rep[TRUNC]
-        return (True, rep[LOG], rep[HW], ep, pep, cep, ldr, trunc, 0, 0, -1, -1)
-
-    def _do_apply(self, reps, ctrl, reqs, zombie, hist, r, i):
-        rep = reps[r]
-        ldr, ep, isr, pep, cep = reqs[i]
-        nrep = self._become(rep, r, ldr, ep, isr, pep, max(cep, rep[CEP]))
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
-
-    def _do_crash(self, reps, ctrl, reqs, zombie, hist, r):
-        rep = reps[r]
-        nrep = (False,) + rep[1:]
-        reps = _put(reps, r, nrep)
-        hist = hist[:H_CRASHES] + (hist[H_CRASHES] + 1,) + hist[H_CRASHES + 1:]
-        if ctrl[C_ISR] >> r & 1:      # the controller sees the session expire: shrink, maybe lose the leader
-            isr = ctrl[C_ISR] & ~(1 << r)
-            elr = self._new_elr(ctrl[C_ISR], isr, ctrl[C_ELR])
-            ldr = NO_LEADER if ctrl[C_LDR] == r else ctrl[C_LDR]
-            ctrl = (ldr, ctrl[C_EP] + 1, isr, elr, ctrl[C_PEP] + 1, ctrl[C_CEP])
-            reqs = _add_req(reqs, (ldr, ctrl[C_EP], isr, ctrl[C_PEP], ctrl[C_CEP]))
-        return (reps, ctrl, reqs, zombie, hist)
-
-    def _do_restart(self, reps, ctrl, reqs, zombie, hist, r, keep):
-        rep = reps[r]
-        lossy = keep < len(rep[LOG])
-        log = rep[LOG][:keep]
-        hw = min(rep[HW], keep)
-        if lossy:
-            hist = hist[:H_LOSSY] + (hist[H_LOSSY] + 1,) + hist[H_LOSSY + 1:]
-            bit = 1 << r
-            if (ctrl[C_ISR] | ctrl[C_ELR]) & bit:   # unclean shutdown detected (KAFKA-15586)
-                ctrl = (ctrl[C_LDR], ctrl[C_EP], ctrl[C_ISR] & ~bit, ctrl[C_ELR] & ~bit) + ctrl[C_PEP:]
-        cep = max(rep[CEP], ctrl[C_CEP])
-        if not self.b_no_broker_epoch:
-            # the restarted broker registers with a new broker epoch: AlterPartitions that add it
-            # and were built from its previous incarnation's fetches carry a stale one
-            bit = 1 << r
-            reps = tuple(x[:PEND] + (x[PEND] | STALE,) + x[PEND + 1:]
-                         if x[PEND] and not x[PEND] & APPLIED and (x[PEND] & ~x[ISR]) & bit else x
-                         for x in reps)
-        if ctrl[C_EP] >= rep[EP]:
-            ldr = ctrl[C_LDR]
-            base = (True, log, hw, rep[EP], rep[PEP], cep, NO_LEADER, True, 0, 0, -1, -1)
-            if ldr == r:     # cannot happen (a crash removes the leader); kept total for safety
-                ldr = NO_LEADER
-            nrep = self._become(base, r, ldr, ctrl[C_EP], ctrl[C_ISR], ctrl[C_PEP], cep)
-        else:
-            nrep = (True, log, hw, rep[EP], rep[PEP], cep, NO_LEADER, True, 0, 0, -1, -1)
-        return (_put(reps, r, nrep), ctrl, reqs, zombie, hist)
-
-    def _do_elect(self, reps, ctrl, reqs, zombie, hist, r):
-        bit = 1 << r
-        if ctrl[C_ISR] & bit:
-            isr, elr = ctrl[C_ISR], ctrl[C_ELR]
-        else:                                   # from the ELR, the ISR being empty
-            isr, elr = bit, ctrl[C_ELR] & ~bit
-        ctrl = (r, ctrl[C_EP] + 1, isr, elr, ctrl[C_PEP] + 1, ctrl[C_CEP])
-        reqs = _add_req(reqs, (r, ctrl[C_EP], isr, ctrl[C_PEP], ctrl[C_CEP]))
-        return (reps, ctrl, reqs, zombie, hist)
-
-    def _do_elect_unclean(self, reps, ctrl, reqs, zombie, hist, r):
-        isr = 1 << r
-        ctrl = (r, ctrl[C_EP] + 1, isr, 0, ctrl[C_PEP] + 1, ctrl[C_CEP])
-        reqs = _add_req(reqs, (r, ctrl[C_EP], isr, ctrl[C_PEP], ctrl[C_CEP]))
-        hist = hist[:H_UNCLEAN] + (hist[H_UNCLEAN] + 1,) + hist[H_UNCLEAN + 1:]
-        return (reps, ctrl, reqs, zombie, hist)
-
-    def _do_ctrl_failover(self, reps, ctrl, reqs, zombie, hist):
-        zombie = (ctrl[C_LDR], ctrl[C_EP], ctrl[C_ISR], ctrl[C_PEP], ctrl[C_CEP])
-        cep = ctrl[C_CEP] + 1
-        ctrl = ctrl[:C_CEP] + (cep,)
-        # the new controller sends its epoch to every live broker (UpdateMetadata)
-        reps = tuple(rep[:CEP] + (cep,) + rep[CEP + 1:] if rep[ALIVE] else rep for rep in reps)
-        hist = _bump(hist, H_FAILOVERS)
-        return (reps, ctrl, reqs, zombie, hist)
-
-    def _do_zombie_elect(self, reps, ctrl, reqs, zombie, hist, r):
-        _, ep, isr, pep, cep = zombie
-        reqs = _add_req(reqs, (r, ep + 1, isr, pep + 1, cep))
-        return (reps, ctrl, reqs, None, hist)
-
     # --- properties --------------------------------------------------------------------------------
-    def view(self, s):
-        """Map a state onto the shared view of `invariants/replication.py` (cached for the last state)."""
+    def view(self, s: State) -> ReplView:
+        """Map a state onto the shared view of `invariants/replication.py` (cached for the last states)."""
         c = self._view_cache
         if c[0] is s:
             return c[1]
@@ -593,11 +860,10 @@ class ReplicationModel(Protocol):
             return c[3]
         if c[4] is s:
             return c[5]
-        reps, ctrl, reqs, zombie, hist = s
-        rv = tuple(ReplicaView(rep[ALIVE], rep[LOG], rep[HW], rep[EP], rep[PEP], rep[CEP], rep[LDR],
-                               rep[ISR], self.quorum(rep) if rep[LDR] == i else 0)
-                   for i, rep in enumerate(reps))
-        v = ReplView(rv, ControllerView(*ctrl), hist[H_ACKED], hist[H_COMMITTED], self.min_isr)
+        rv = tuple([ReplicaView(rep.alive, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch,
+                                rep.controller_epoch, rep.leader, rep.isr, self.quorum(rep) if rep.leader == i else 0)
+                    for i, rep in enumerate(s.replicas)])
+        v = ReplView(rv, s.controller, s.acked, s.committed, self.min_isr)
         c[4], c[5], c[2], c[3], c[0], c[1] = c[2], c[3], c[0], c[1], s, v
         return v
 
@@ -605,14 +871,15 @@ class ReplicationModel(Protocol):
         from kverify.invariants import replication as I
         return I.bind(I.ALL, self.view, self.epoch_view)
 
-    def epoch_view(self, s):
+    def epoch_view(self, s: State) -> EpochView:
         c = self._ev_cache
         if c[0] is s:
             return c[1]
         if c[2] is s:
             return c[3]
-        k = s[1]
-        v = EpochView(tuple(rep[EP:LDR] for rep in s[0]), (k[C_EP], k[C_PEP], k[C_CEP]))
+        k = s.controller
+        v = EpochView(tuple([(rep.leader_epoch, rep.partition_epoch, rep.controller_epoch) for rep in s.replicas]),
+                      (k.leader_epoch, k.partition_epoch, k.controller_epoch))
         c[2], c[3], c[0], c[1] = c[0], c[1], s, v
         return v
 
@@ -626,35 +893,30 @@ class ReplicationModel(Protocol):
             props.extend(I.bind_sometimes([I.ELR_USED], self.view))
         if self.max_unclean:
             props.append(Sometimes("unclean-election", "an unclean leader election happens",
-                                   lambda s: s[4][H_UNCLEAN] > 0))
+                                   lambda s: s.spent.unclean > 0))
         return tuple(props)
 
-    def _acked_survives(self, s) -> bool:
-        reps, ctrl, reqs = s[0], s[1], s[2]
-        ldr = ctrl[C_LDR]
-        if ldr == NO_LEADER or reps[ldr][LDR] != ldr:
+    def _acked_survives(self, s: State) -> bool:
+        ldr = s.controller.leader
+        if ldr == NO_LEADER or s.replicas[ldr].leader != ldr:
             return False
-        log = reps[ldr][LOG]
-        for o, rec in s[4][H_ACKED]:
-            writers = {q[0] for q in reqs if q[1] == rec[0]}
-            if ldr not in writers and o < len(log) and log[o] == rec:
+        log = s.replicas[ldr].log
+        for a in s.acked:
+            writers = {q.leader for q in s.requests if q.leader_epoch == a.record.epoch}
+            if ldr not in writers and a.offset < len(log) and log[a.offset] == a.record:
                 return True
         return False
 
-    def unclean_elections(self, s) -> int:
-        return s[4][H_UNCLEAN]
+    def unclean_elections(self, s: State) -> int:
+        return s.spent.unclean
 
-    def is_fault(self, action) -> bool:
-        return action[0] in ("crash", "elect_unclean", "ctrl_failover", "zombie_elect")
-
-    def is_quiescent_good(self, s) -> bool:
-        reps, ctrl = s[0], s[1]
-        ldr = ctrl[C_LDR]
-        if ldr == NO_LEADER:
+    def is_quiescent_good(self, s: State) -> bool:
+        c = s.controller
+        if c.leader == NO_LEADER:
             # offline by design: no replica may be elected without losing data (KIP-966)
-            return not any(reps[r][ALIVE] for r in range(self.n) if (ctrl[C_ISR] | ctrl[C_ELR]) >> r & 1)
-        rep = reps[ldr]
-        return rep[LDR] == ldr and rep[EP] == ctrl[C_EP]
+            return not any(s.replicas[r].alive for r in range(self.n) if (c.isr | c.elr) >> r & 1)
+        rep = s.replicas[c.leader]
+        return rep.leader == c.leader and rep.leader_epoch == c.leader_epoch
 
     def participants(self):
         return tuple(f"broker {i}" for i in range(self.n)) + ("controller",)
@@ -662,38 +924,68 @@ class ReplicationModel(Protocol):
     def arrow(self, action):
         """Who sends what to whom: fetch/truncate go follower -> leader (answered in the same step),
         AlterPartition leader -> controller, LeaderAndIsr controller -> broker."""
-        name = action[0]
+        name, args = action[0], action[1:]
         ctl = "controller"
-        if name in ("apply", "zombie_elect"):
-            return (ctl, f"broker {action[1]}")
+        if name in ("apply", "zombie_elect", "alter_resp"):
+            return (ctl, f"broker {args[0]}")
         if name == "ctrl_alter":
-            return (f"broker {action[1]}", ctl)
-        if name == "alter_resp":
-            return (ctl, f"broker {action[1]}")
+            return (f"broker {args[0]}", ctl)
         if name in ("elect", "elect_unclean", "ctrl_failover"):
             return (ctl, ctl)
-        return (f"broker {action[1]}", f"broker {action[1]}")
+        return (f"broker {args[0]}", f"broker {args[0]}")
 
-    def describe(self, s) -> dict:
-        reps, ctrl, reqs, zombie, hist = s
+    def describe(self, s: State) -> dict:
         def ids(mask):
             return [i for i in range(self.n) if mask >> i & 1]
+        c = s.controller
         return {
-            "controller": {"leader": ctrl[C_LDR], "leader_epoch": ctrl[C_EP], "isr": ids(ctrl[C_ISR]),
-                           "elr": ids(ctrl[C_ELR]), "partition_epoch": ctrl[C_PEP], "controller_epoch": ctrl[C_CEP]},
-            "replicas": [{"id": i, "alive": rep[ALIVE], "log": [f"{rid}@e{ep}" for ep, rid in rep[LOG]],
-                          "hw": rep[HW], "leader_epoch": rep[EP], "partition_epoch": rep[PEP],
-                          "controller_epoch": rep[CEP], "leader": rep[LDR], "must_truncate": rep[TRUNC],
-                          **({"isr": ids(rep[ISR]), "pending_isr": ids(rep[PEND] & MASK) if rep[PEND] else None,
-                              "pending_applied": bool(rep[PEND] & APPLIED),
-                              "leso": rep[LESO]} if rep[LDR] == i else {})}
-                         for i, rep in enumerate(reps)],
-            "requests": [{"leader": q[0], "leader_epoch": q[1], "isr": ids(q[2]), "partition_epoch": q[3],
-                          "controller_epoch": q[4]} for q in reqs],
-            "zombie_controller": None if zombie is None else {"leader": zombie[0], "leader_epoch": zombie[1]},
-            "acked": [f"{rec[1]}@{o}" for o, rec in hist[H_ACKED]],
-            "true_hw": len(hist[H_COMMITTED]),
+            "controller": {"leader": c.leader, "leader_epoch": c.leader_epoch, "isr": ids(c.isr),
+                           "elr": ids(c.elr), "partition_epoch": c.partition_epoch,
+                           "controller_epoch": c.controller_epoch},
+            "replicas": [{"id": i, "alive": rep.alive, "log": [f"{rec.id}@e{rec.epoch}" for rec in rep.log],
+                          "hw": rep.hw, "leader_epoch": rep.leader_epoch, "partition_epoch": rep.partition_epoch,
+                          "controller_epoch": rep.controller_epoch, "leader": rep.leader,
+                          "must_truncate": rep.must_truncate,
+                          **({"isr": ids(rep.isr), "pending_isr": ids(rep.alter.isr) if rep.alter.isr else None,
+                              "pending_applied": rep.alter.applied,
+                              "leso": rep.leso} if rep.leader == i else {})}
+                         for i, rep in enumerate(s.replicas)],
+            "requests": [{"leader": q.leader, "leader_epoch": q.leader_epoch, "isr": ids(q.isr),
+                          "partition_epoch": q.partition_epoch, "controller_epoch": q.controller_epoch}
+                         for q in s.requests],
+            "zombie_controller": None if s.zombie is None else {"leader": s.zombie.leader,
+                                                               "leader_epoch": s.zombie.leader_epoch},
+            "acked": [f"{a.record.id}@{a.offset}" for a in s.acked],
+            "true_hw": len(s.committed),
         }
+
+    def tla_state(self, s: State) -> dict:
+        """The state as specs/Replication.tla's variables (values in kverify/tla/states.py's form)."""
+        bits, function, record = V.bits, V.function, V.record
+
+        def rec(x):
+            return record(epoch=x.epoch, id=x.id)
+
+        def req(q):
+            return record(leader=q.leader, leaderEpoch=q.leader_epoch, isr=bits(q.isr),
+                          partitionEpoch=q.partition_epoch, controllerEpoch=q.controller_epoch)
+
+        def rep(x):
+            return record(alive=x.alive, log=tuple(rec(y) for y in x.log), hw=x.hw, leaderEpoch=x.leader_epoch,
+                          partitionEpoch=x.partition_epoch, controllerEpoch=x.controller_epoch, leader=x.leader,
+                          mustTruncate=x.must_truncate, isr=bits(x.isr), leso=x.leso, leadingSince=x.leading_since,
+                          alter=record(isr=bits(x.alter.isr), applied=x.alter.applied, stale=x.alter.stale))
+
+        c = s.controller
+        return {"replicas": function({i: rep(x) for i, x in enumerate(s.replicas)}),
+                "controller": record(leader=c.leader, leaderEpoch=c.leader_epoch, isr=bits(c.isr), elr=bits(c.elr),
+                                     partitionEpoch=c.partition_epoch, controllerEpoch=c.controller_epoch),
+                "requests": frozenset(req(q) for q in s.requests),
+                "zombie": frozenset() if s.zombie is None else frozenset({req(s.zombie)}),
+                "nextRecord": s.next_record,
+                "committed": tuple(rec(x) for x in s.committed),
+                "acked": tuple(record(offset=a.offset, record=rec(a.record)) for a in s.acked),
+                "spent": record(**s.spent._asdict())}
 
     # --- symmetry ----------------------------------------------------------------------------------
     @staticmethod
@@ -704,32 +996,40 @@ class ReplicationModel(Protocol):
                 out |= 1 << j
         return out
 
-    def _permute(self, s, p, mm):
-        reps, ctrl, reqs, zombie, hist = s
-        pid = self._pid[p]           # pid[x] = p[x], pid[-1] = -1
+    def _permute(self, s: State, p, mm) -> State:
+        """The state with replica i renamed p[i] (`mm` maps bitmasks); built field by field, this
+        is the explorer's hottest path."""
+        pid = self._pid[p]           # pid[x] = p[x], pid[NO_LEADER] = NO_LEADER
         nreps = [None] * self.n
-        for i, rep in enumerate(reps):
-            pend = rep[PEND]
-            npend = (mm[pend & MASK] | (pend & ~MASK)) if pend else 0
-            nreps[p[i]] = rep[:LDR] + (pid[rep[LDR]], rep[TRUNC], mm[rep[ISR]], npend, rep[LESO], rep[SINCE])
-        nctrl = (pid[ctrl[C_LDR]], ctrl[C_EP], mm[ctrl[C_ISR]], mm[ctrl[C_ELR]], ctrl[C_PEP], ctrl[C_CEP])
-        if len(reqs) == 1:
-            q = reqs[0]
-            nreqs = ((pid[q[0]], q[1], mm[q[2]], q[3], q[4]),)
-        else:
-            nreqs = tuple(sorted([(pid[q[0]], q[1], mm[q[2]], q[3], q[4]) for q in reqs]))
-        nz = None if zombie is None else (pid[zombie[0]], zombie[1], mm[zombie[2]], zombie[3], zombie[4])
-        return (tuple(nreps), nctrl, nreqs, nz, hist)
+        for i, rep in enumerate(s.replicas):
+            alter = rep.alter
+            if alter.isr:
+                alter = _new(AlterPartition, (mm[alter.isr], alter.applied, alter.stale))
+            nreps[p[i]] = _new(Replica, (rep.alive, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch,
+                                         rep.controller_epoch, pid[rep.leader], rep.must_truncate, mm[rep.isr], alter,
+                                         rep.leso, rep.leading_since))
+        c = s.controller
+        nc = _new(Controller, (pid[c.leader], c.leader_epoch, mm[c.isr], mm[c.elr], c.partition_epoch,
+                               c.controller_epoch))
+        nreqs = [_new(LeaderAndIsr, (pid[q.leader], q.leader_epoch, mm[q.isr], q.partition_epoch, q.controller_epoch))
+                 for q in s.requests]
+        if len(nreqs) > 1:
+            nreqs.sort()
+        z = s.zombie
+        nz = None if z is None else _new(LeaderAndIsr, (pid[z.leader], z.leader_epoch, mm[z.isr], z.partition_epoch,
+                                                        z.controller_epoch))
+        return _new(State, (tuple(nreps), nc, tuple(nreqs), nz, s.next_record, s.committed, s.acked, s.spent))
 
-    def candidates(self, s, extra=None):
+    def candidates(self, s: State, extra=None):
         """Relabellings (p: old index -> new index, mask map or None for the identity) that sort the
         replicas by a label-free signature (plus `extra[i]`, for composed models). The set depends
         only on the orbit of `s`, so the least image over it is a canonical representative."""
-        reps, ctrl = s[0], s[1]
-        qldr, qisr, qelr = ctrl[C_LDR], ctrl[C_ISR], ctrl[C_ELR]
-        sigs = [(rep[:LDR], rep[TRUNC], rep[LESO], rep[SINCE], rep[LDR] == i, rep[LDR] == NO_LEADER, i == qldr,
-                 qisr >> i & 1, qelr >> i & 1, rep[ISR] >> i & 1, rep[PEND] != 0, extra[i] if extra else 0)
-                for i, rep in enumerate(reps)]
+        c = s.controller
+        sigs = [(rep.alive, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch, rep.controller_epoch,
+                 rep.must_truncate, rep.leso, rep.leading_since, rep.leader == i, rep.leader == NO_LEADER,
+                 i == c.leader, c.isr >> i & 1, c.elr >> i & 1, rep.isr >> i & 1, rep.alter.isr != 0,
+                 extra[i] if extra else 0)
+                for i, rep in enumerate(s.replicas)]
         order = sorted(range(self.n), key=sigs.__getitem__)
         for k in range(self.n - 1):
             if sigs[order[k]] == sigs[order[k + 1]]:
@@ -747,10 +1047,10 @@ class ReplicationModel(Protocol):
                 out.append((p, mm))
         return out
 
-    def permute(self, s, p, mm):
+    def permute(self, s: State, p, mm) -> State:
         return s if mm is None else self._permute(s, p, mm)
 
-    def canonical(self, s):
+    def canonical(self, s: State) -> State:
         if not self.use_symmetry:
             return s
         cands = self.candidates(s)
@@ -764,32 +1064,18 @@ class ReplicationModel(Protocol):
                 best = t
         return best
 
-    def fingerprint(self, s) -> int:
+    def fingerprint(self, s: State) -> int:
         return hash(self.canonical(s))
-
-
-def fetched_hw(lrep, leo: int) -> int:
-    """The HW a follower whose LEO is `leo` takes from a fetch response of leader `lrep`: the
-    leader's HW, capped at that LEO (Kafka's follower `updateHighWatermark`)."""
-    return min(lrep[HW], leo)
-
-
-def _put(reps, r, rep):
-    return reps[:r] + (rep,) + reps[r + 1:]
-
-
-def _truncated(rep, cut):
-    return rep[:LOG] + (rep[LOG][:cut], min(rep[HW], cut)) + rep[HW + 1:TRUNC] + (False,) + rep[TRUNC + 1:]
-
-
-def _bump(hist, i):
-    return hist[:i] + (hist[i] + 1,) + hist[i + 1:]
-
-
-def _add_req(reqs, q):
-    """Requests are kept sorted so that equal sets compare equal (and symmetry can sort them)."""
-    return tuple(sorted(reqs + (q,)))
 
 
 def make(params: dict, behaviours: frozenset = frozenset()) -> ReplicationModel:
     return ReplicationModel(params, behaviours)
+
+
+def tla_state(proto: ReplicationModel, s: State) -> dict:
+    """The state as specs/Replication.tla's variables (kverify/tla/values.py forms)."""
+    return proto.tla_state(s)
+
+
+SPEC = ModelSpec(name="replication", make=make, params=PARAMS, supports=SUPPORTS, check=check_params,
+                 hunt_params=HUNT_PARAMS, state_fields=STATE_FIELDS, action_names=ACTION_NAMES, tla_state=tla_state)

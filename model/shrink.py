@@ -6,7 +6,8 @@ go) and keeps a candidate only when replaying it from the same initial state sti
 *same* invariant. A candidate in which some action is not enabled where it is applied is simply
 "not failing" -- it is never repaired or skipped over. The result is 1-minimal: removing any one
 action from it no longer reproduces the violation (unless the test budget ran out first, which
-the result says).
+the result says). A crash (the violation `exception`, see model/walk.py) shrinks like an invariant,
+keeping only candidates that crash at the same site (exception type and innermost frame).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Callable, Optional, Sequence
 
 from kverify.invariants.core import Violation
 from kverify.model.protocol import Protocol
-from kverify.model.walk import replay
+from kverify.model.walk import crash_site, replay
 
 DEADLOCK = "deadlock"   # pseudo-invariant: a state without enabled actions that must not be terminal
 
@@ -57,9 +58,11 @@ def ddmin(items: Sequence, fails: Callable[[list], bool], *, budget: int = 5000)
     return current, tests, True
 
 
-def replays_to(protocol: Protocol, actions: Sequence, init_index: int, invariant: str) -> Optional[Violation]:
-    """Replay `actions`; the violation if it is one of `invariant` (at any step), else None. An
-    action that is not enabled where it is applied makes the candidate not failing."""
+def replays_to(protocol: Protocol, actions: Sequence, init_index: int, invariant: str,
+               site: Optional[str] = None) -> Optional[Violation]:
+    """Replay `actions`; the violation if it is one of `invariant` (at any step; for a crash, at
+    `site` when given), else None. An action that is not enabled where it is applied makes the
+    candidate not failing."""
     try:
         states, violation = replay(protocol, actions, init_index)
     except ValueError:
@@ -72,6 +75,8 @@ def replays_to(protocol: Protocol, actions: Sequence, init_index: int, invariant
             return None
         return Violation(DEADLOCK, "no action is enabled in a state that must not be terminal", len(actions))
     if violation is None or violation.invariant != invariant:
+        return None
+    if site is not None and crash_site(violation) != site:
         return None
     return violation
 
@@ -86,15 +91,16 @@ def shrink_trace(protocol: Protocol, actions: Sequence, invariant: str, init_ind
         raise ValueError(f"the given trace does not break {invariant!r} when replayed")
     # Anything after the breaking step is irrelevant: cut there before searching.
     current = original[:first.step_index] if invariant != DEADLOCK else original
+    site = crash_site(first) or None
 
     def fails(candidate: list) -> bool:
-        return replays_to(protocol, candidate, init_index, invariant) is not None
+        return replays_to(protocol, candidate, init_index, invariant, site) is not None
 
     if current and first.step_index > 0:
         current, tests, finished = ddmin(current, fails, budget=budget)
     else:
         tests, finished = 0, True
-    final = replays_to(protocol, current, init_index, invariant)
+    final = replays_to(protocol, current, init_index, invariant, site)
     assert final is not None  # every accepted candidate was checked to fail
     if invariant != DEADLOCK:
         current = current[:final.step_index]

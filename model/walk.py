@@ -4,17 +4,41 @@ From a seed, pick an initial state and then, step after step, one enabled action
 random, checking every invariant after every step. The same seed always gives the same trace
 (protocols return their enabled actions in a deterministic order), so any finding replays on
 one machine from its seed alone.
+
+A step that raises (in `actions`, `step`, an invariant or a `sometimes` predicate) does not end the
+caller: it becomes the violation `exception` (`crash_violation`) at the step where it happened, so
+a crash is a finding with its trace like any broken invariant, and `replay`/shrinking reproduce it.
 """
 from __future__ import annotations
 
 import gc
+import os
 import random
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
 from kverify.invariants.core import Violation
 from kverify.model.protocol import Protocol, stable_fingerprint
+
+
+EXCEPTION = "exception"      # the violation name of a step (or a check) that raised
+EXCEPTION_STATEMENT = "no step of the protocol, and no check of a state, raises an exception"
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def crash_violation(exc: BaseException, step_index: int) -> Violation:
+    """The finding for an exception raised at `step_index` (0: the initial state): one line with the
+    exception's type, message and innermost frame (file relative to the kverify package)."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        f = frames[-1]
+        path = os.path.abspath(f.filename)
+        where = os.path.relpath(path, _PACKAGE_ROOT) if path.startswith(_PACKAGE_ROOT + os.sep) else os.path.basename(path)
+        text += f" (at {where}:{f.lineno} in {f.name})"
+    return Violation(EXCEPTION, text, step_index)
 
 
 @dataclass
@@ -75,7 +99,7 @@ class WalkMemo:
 
 def memo_for(protocol: Protocol) -> Optional[WalkMemo]:
     """The memo the walks of `protocol` share (kept on the protocol object), if it is memo-safe."""
-    if not getattr(protocol, "memo_safe", False):
+    if not protocol.memo_safe:
         return None
     memo = protocol.__dict__.get("_walk_memo")
     if memo is None:
@@ -95,9 +119,18 @@ def walk(protocol: Protocol, seed: int, steps: int, *, record_trace: bool = Fals
     if memo:
         return _walk_memo(protocol, seed, steps, memo, record_trace, coverage, track_sometimes, fingerprint_cache)
     rng = random.Random(seed)
+    res = WalkResult(seed=seed, steps=0, trace=[] if record_trace else None)
+    try:
+        _plain_steps(protocol, rng, steps, res, record_trace, coverage, track_sometimes, fingerprint_cache)
+    except Exception as exc:      # a crash is a finding at the step being taken (res.steps)
+        res.violation = crash_violation(exc, res.steps)
+    return res
+
+
+def _plain_steps(protocol, rng, steps, res: WalkResult, record_trace, coverage, track_sometimes,
+                 fingerprint_cache) -> None:
     inits = protocol.init_states()
     state = inits[rng.randrange(len(inits))] if len(inits) > 1 else inits[0]
-    res = WalkResult(seed=seed, steps=0, trace=[] if record_trace else None)
     check_state = protocol.check_state
     has_step_invs = bool(protocol.step_invariants)
     note = _noter(protocol, res, coverage, track_sometimes, fingerprint_cache)
@@ -106,18 +139,18 @@ def walk(protocol: Protocol, seed: int, steps: int, *, record_trace: bool = Fals
     note(state)
     if v is not None:
         res.violation = v
-        return res
+        return
     for i in range(1, steps + 1):
         acts = list(protocol.actions(state))
         if not acts:
             res.deadlock = not protocol.allows_terminal(state)
             break
         a = acts[rng.randrange(len(acts))]
-        nxt = protocol.step(state, a)
-        res.steps = i
+        res.steps = i                 # counted before stepping: a crash in `step` blames this step
         res.actions[a[0]] += 1
         if record_trace:
             res.trace.append(a)
+        nxt = protocol.step(state, a)
         if has_step_invs:
             v = protocol.check_step(state, a, nxt, i)
             if v is not None:
@@ -129,30 +162,58 @@ def walk(protocol: Protocol, seed: int, steps: int, *, record_trace: bool = Fals
         if v is not None:
             res.violation = v
             break
-    return res
 
 
 def replay(protocol: Protocol, actions, init_index: int = 0):
-    """Re-execute `actions` from initial state `init_index`; returns (states, violation).
-    Raises ValueError when an action is not enabled where the trace applies it."""
-    state = protocol.init_states()[init_index]
-    states = [state]
-    v = protocol.check_state(state, 0)
-    if v is not None:
-        return states, v
-    for i, a in enumerate(actions, 1):
-        enabled = list(protocol.actions(state))
-        if a not in enabled:
-            raise ValueError(f"step {i}: action {a!r} is not enabled")
-        nxt = protocol.step(state, a)
-        v = protocol.check_step(state, a, nxt, i) if protocol.step_invariants else None
-        if v is None:
-            v = protocol.check_state(nxt, i)
-        states.append(nxt)
-        state = nxt
+    """Re-execute `actions` from initial state `init_index`; returns (states, violation). A step
+    that raises gives the violation `exception` (`crash_violation`) where `walk` reports it: the
+    step being applied, or, for `actions(state)` raising, the step that reached that state (the
+    final state's actions are enumerated too, so a walk that crashed there replays). Raises
+    ValueError when an action is not enabled where the trace applies it."""
+    states: list = []
+    at = 0                                  # the step a crash is blamed on
+    try:
+        state = protocol.init_states()[init_index]
+        states.append(state)
+        v = protocol.check_state(state, 0)
         if v is not None:
             return states, v
+        for i, a in enumerate(actions, 1):
+            at = i - 1
+            enabled = list(protocol.actions(state))
+            if a not in enabled:
+                raise _NotEnabled(f"step {i}: action {a!r} is not enabled")
+            at = i
+            nxt = protocol.step(state, a)
+            v = protocol.check_step(state, a, nxt, i) if protocol.step_invariants else None
+            if v is None:
+                v = protocol.check_state(nxt, i)
+            states.append(nxt)
+            state = nxt
+            if v is not None:
+                return states, v
+        for _ in protocol.actions(state):
+            pass
+    except _NotEnabled:
+        raise
+    except Exception as exc:
+        return states, crash_violation(exc, at)
     return states, None
+
+
+def crash_site(violation: Violation) -> str:
+    """What identifies a crash independently of the values in its message: the exception type and
+    the innermost frame ("" for other violations). Shrinking keeps a crash trace only while it
+    crashes at the same site."""
+    if violation.invariant != EXCEPTION:
+        return ""
+    kind = violation.message.split(":", 1)[0]
+    where = violation.message.rsplit(" (at ", 1)
+    return kind + (" at " + where[1] if len(where) == 2 else "")
+
+
+class _NotEnabled(ValueError):
+    """A trace applies an action that is not enabled (replay's documented ValueError)."""
 
 
 def initial_index(protocol: Protocol, seed: int) -> int:
@@ -193,20 +254,23 @@ def _walk_memo(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, tr
     paused = gc.isenabled()
     if paused:
         gc.disable()
+    res = WalkResult(seed=seed, steps=0, trace=[] if record_trace else None)
     try:
-        return _memo_steps(protocol, seed, steps, memo, record_trace, coverage, track_sometimes, fingerprint_cache)
+        _memo_steps(protocol, seed, steps, memo, res, record_trace, coverage, track_sometimes, fingerprint_cache)
+    except Exception as exc:      # as in `walk`: a crash is a finding at the step being taken
+        res.violation = crash_violation(exc, res.steps)
     finally:
         if paused:
             gc.enable()
+    return res
 
 
-def _memo_steps(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, track_sometimes,
-                fingerprint_cache) -> WalkResult:
+def _memo_steps(protocol, seed, steps, memo: WalkMemo, res: WalkResult, record_trace, coverage, track_sometimes,
+                fingerprint_cache) -> None:
     memo.bind(protocol)
     rng = random.Random(seed)
     inits = protocol.init_states()
     state = inits[rng.randrange(len(inits))] if len(inits) > 1 else inits[0]
-    res = WalkResult(seed=seed, steps=0, trace=[] if record_trace else None)
     has_step_invs = bool(protocol.step_invariants)
     note = _noter(protocol, res, coverage, track_sometimes, fingerprint_cache)
     counts = res.actions
@@ -216,7 +280,7 @@ def _memo_steps(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, t
     note(node[0])
     if node[3] is not None:
         res.violation = _violation(node[3], 0)
-        return res
+        return
     hits = 0
     for i in range(1, steps + 1):
         acts = node[1]
@@ -227,6 +291,10 @@ def _memo_steps(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, t
             break
         k = rng.randrange(len(acts))
         a = acts[k]
+        res.steps = i                 # counted before stepping: a crash in `step` blames this step
+        counts[a[0]] += 1
+        if record_trace:
+            trace.append(a)
         edge = node[2].get(k)
         if edge is None:
             nxt = protocol.step(node[0], a)
@@ -236,10 +304,6 @@ def _memo_steps(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, t
             node[2][k] = edge
         else:
             hits += 1
-        res.steps = i
-        counts[a[0]] += 1
-        if record_trace:
-            trace.append(a)
         if edge[1] is not None:
             res.violation = _violation(edge[1], i)
             break
@@ -250,4 +314,3 @@ def _memo_steps(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, t
             break
     memo.hits += hits
     memo.misses += res.steps - hits
-    return res

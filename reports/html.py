@@ -7,7 +7,7 @@ fields that changed at each step highlighted. Every user-supplied name is escape
 from __future__ import annotations
 
 from kverify.reports.diff import changed_fields, compact, flatten
-from kverify.reports.markdown import headline
+from kverify.reports.markdown import headline, lasso_text
 from kverify.reports.record import Counterexample
 from kverify.reports.svg import esc, sequence_diagram
 
@@ -18,6 +18,7 @@ h1{font-size:20px;margin:0 0 8px} .headline{background:#fdecea;border-left:4px s
 table.steps{border-collapse:collapse;width:100%;font-size:12px;margin-top:12px}
 table.steps td,table.steps th{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left}
 tr.fault td{background:#fff6f5} tr.violation td{background:#fdecea}
+tr.loop td:first-child{border-left:4px solid #2e86c1} .lasso{background:#eaf2f8;border-left:4px solid #2e86c1;padding:10px 14px}
 span.changed{background:#fff3b0;border-radius:3px;padding:0 2px} .state{color:#444}
 .diagram{overflow-x:auto;border:1px solid #eee;padding:6px;margin-top:8px}
 """
@@ -33,9 +34,11 @@ def to_html(cx: Counterexample) -> str:
             text = f"{esc(key)}: {esc(compact(val))}"
             cells.append(f'<span class="changed" title="was {esc(compact(changes[key][0]))}">{text}</span>'
                          if key in changes else text)
-        cls = " ".join(c for c in ("fault" if s.fault else "", "violation" if s.index == cx.violation_step else "") if c)
+        loop = cx.loop_start is not None and s.index >= cx.loop_start
+        cls = " ".join(c for c in ("fault" if s.fault else "", "violation" if s.index == cx.violation_step else "",
+                                   "loop" if loop else "") if c)
         rows.append(f'<tr class="step-row {cls}"><td>{s.index}</td><td><code>{esc(s.label)}</code>'
-                    f'{" ⚡" if s.fault else ""}</td><td class="state">{"<br>".join(cells)}</td></tr>')
+                    f'{" ⚡" if s.fault else ""}{" ↻" if loop else ""}</td><td class="state">{"<br>".join(cells)}</td></tr>')
         prev = s.state
     seed = f" · seed <code>{esc(cx.seed)}</code>" if cx.seed is not None else ""
     return f"""<!DOCTYPE html>
@@ -52,5 +55,6 @@ def to_html(cx: Counterexample) -> str:
 <table class="steps"><thead><tr><th>#</th><th>action</th><th>state after the step (changed fields highlighted)</th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table>
 <p class="headline"><strong>Violation at step {cx.violation_step}:</strong> {esc(cx.violation)}</p>
+{f'<p class="lasso" id="lasso"><strong>Lasso:</strong> {esc(lasso_text(cx))}</p>' if cx.loop_start is not None else ""}
 </body></html>
 """

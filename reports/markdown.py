@@ -16,6 +16,16 @@ def headline(cx: Counterexample) -> str:
     return f"`{cx.invariant}` breaks {where} of a {len(cx.trace) - 1}-step trace of `{cx.model}`{beh}: {cx.violation}"
 
 
+def lasso_text(cx: Counterexample) -> str:
+    """One sentence saying where a liveness counterexample's loop is (↻ marks its steps)."""
+    last = len(cx.trace) - 1
+    if cx.loop_start >= last:
+        return (f"steps 0-{cx.loop_start} are the prefix; then no fair move is enabled in the state of step "
+                f"{cx.loop_start}: the run stands still there forever (↻) without the property becoming true")
+    return (f"steps 0-{cx.loop_start} are the prefix; the loop ↻ runs steps {cx.loop_start + 1}-{last} and returns "
+            f"to the state of step {cx.loop_start}, forever, without the property becoming true")
+
+
 def to_markdown(cx: Counterexample) -> str:
     lines = [f"### kverify: `{cx.invariant}` violated", "", headline(cx), "",
              f"> {cx.statement}" if cx.statement else "", "",
@@ -30,7 +40,11 @@ def to_markdown(cx: Counterexample) -> str:
         text = "; ".join(f"{k}: {compact(o)} → **{compact(n)}**" for k, (o, n) in changes.items()) or ""
         mark = " ⚡" if s.fault else ""
         bad = " ❌" if s.index == cx.violation_step else ""
+        if cx.loop_start is not None and s.index >= cx.loop_start:
+            bad += " ↻"                                       # a step of the lasso's loop
         lines.append(f"| {s.index}{bad} | `{_cell(s.label)}`{mark} | {_cell(text)} |")
         prev = s.state
     lines += ["", f"**Violation:** {_cell(cx.violation)}", ""]
+    if cx.loop_start is not None:
+        lines += [f"**Lasso:** {lasso_text(cx)}", ""]
     return "\n".join(lines)

@@ -3,7 +3,9 @@
 Explorer, Hypothesis, random walks, Spark, Z3 and assignor certification all produce this one
 record; `reports/` renders it (JSON, Markdown, HTML, JUnit) and `kverify replay` re-executes it.
 The JSON schema is versioned by `SCHEMA`; a reader refuses a record of an unknown version with
-one clear line.
+one clear line. A step that raised is recorded like a broken invariant: the violation `exception`
+(type, message, site; model/walk.py `crash_violation`), the trace ending with the raising action,
+whose `state` is the state before it plus an `exception` field.
 """
 from __future__ import annotations
 
@@ -46,6 +48,14 @@ class Counterexample:
     extra: dict = field(default_factory=dict)     # engine-specific (e.g. Z3 model, assignor input)
     participants: list = field(default_factory=list)   # sequence-diagram lifelines
     schema: str = SCHEMA
+    # a liveness counterexample is a lasso (model/search/liveness.py): the trace from step `loop_start`
+    # on is the loop, whose last state equals the state of step `loop_start` (or, when `loop_start` is the
+    # last step, no fair move is enabled there: the run stands still); None for every other record
+    loop_start: Optional[int] = None
+
+    @property
+    def is_lasso(self) -> bool:
+        return self.loop_start is not None
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -93,20 +103,32 @@ def from_trace(protocol, actions, violation, *, engine: str, seed=None, init_ind
     engines only need to keep the action sequence)."""
     from kverify.model.protocol import action_label, action_to_json
 
-    state = protocol.init_states()[init_index]
-    steps = [Step(0, None, "init", protocol.describe(state))]
+    try:
+        state = protocol.init_states()[init_index]
+    except Exception as exc:       # a protocol that cannot even start: the record says so
+        state, actions = None, []
+        steps = [Step(0, None, "init", {"exception": f"{type(exc).__name__}: {exc}"})]
+    else:
+        steps = [Step(0, None, "init", _describe(protocol, state))]
     for i, a in enumerate(actions, 1):
-        state = protocol.step(state, a)
         arrow = protocol.arrow(a) or (None, None)
-        steps.append(Step(i, action_to_json(a), action_label(a), protocol.describe(state), protocol.is_fault(a),
+        try:
+            state = protocol.step(state, a)
+        except Exception as exc:   # the crash a record of the violation `exception` ends with
+            crashed = dict(steps[-1].state, exception=f"{type(exc).__name__}: {exc}")
+            steps.append(Step(i, action_to_json(a), action_label(a), crashed, protocol.is_fault(a), arrow[0], arrow[1]))
+            break
+        steps.append(Step(i, action_to_json(a), action_label(a), _describe(protocol, state), protocol.is_fault(a),
                           arrow[0], arrow[1]))
+    from kverify.model.walk import EXCEPTION, EXCEPTION_STATEMENT
+
     inv = {i.name: i for i in protocol.invariants()}.get(violation.invariant)
     name = model_name or protocol.name
     beh = sorted(protocol.behaviours)
     cmd = "kverify replay counterexample.json"
     return Counterexample(
         invariant=violation.invariant,
-        statement=inv.statement if inv else "",
+        statement=inv.statement if inv else (EXCEPTION_STATEMENT if violation.invariant == EXCEPTION else ""),
         model=name,
         params=protocol.replay_params(),
         behaviours=beh,
@@ -123,3 +145,11 @@ def from_trace(protocol, actions, violation, *, engine: str, seed=None, init_ind
         extra={"replayer": "kverify.model.explore:replay_graph_property"}
         if violation.invariant in ("deadlock", "recoverable") else {},
     )
+
+
+def _describe(protocol, state) -> dict:
+    """`protocol.describe(state)`, or what went wrong describing it (a report is still written)."""
+    try:
+        return protocol.describe(state)
+    except Exception as exc:
+        return {"describe-failed": f"{type(exc).__name__}: {exc}"}

@@ -92,3 +92,19 @@ def test_bad_usage_is_one_line_exit_2():
         r = subprocess.run([sys.executable, "-m", "kverify", "explore", *args], capture_output=True, text=True)
         assert r.returncode == 2, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_a_cut_run_says_what_cut_it_and_what_it_covered(capsys, tmp_path):
+    code, out, _ = run_cli(["explore", "group", *SMALL, "--max-states", "60", "--quiet", "--json", "--out", str(tmp_path)],
+                           capsys)
+    data = json.loads(out)
+    assert code == 0 and not data["complete"] and data["stopped"] == "max-states" and data["distinct_states"] == 60
+    assert 0 < data["covered_depth"] < data["max_depth"] and data["unexpanded"] > 0
+    assert data["expanded"] + data["unexpanded"] <= 60
+    code, out, _ = run_cli(["explore", "group", *SMALL, "--max-states", "60", "--quiet", "--out", str(tmp_path)], capsys)
+    assert f"every state within depth {data['covered_depth']} checked" in out and "OK (partial)" in out
+
+
+def test_a_bad_parameter_value_is_one_line_exit_2(capsys):
+    code, out, err = run_cli(["explore", "group-world", "--param", "members=9"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "members=9 must be between 1 and 8" in err

@@ -97,7 +97,7 @@ class _NoLeave(GW.GroupWorld):
 def test_a_seeded_bug_behind_a_crash_is_found_with_the_reductions_on():
     # the leader crashes or pauses: the coordinator expires it and must elect another leader (Kafka does)
     def world():
-        return _NoLeave({"events": 2, "faults": 1, "ticks": 0}, frozenset({"leader-not-reelected"}))
+        return _NoLeave(GW.SPEC.resolve({"events": 2, "faults": 1, "ticks": 0}), frozenset({"leader-not-reelected"}))
     on = Explorer(world(), graph=False, stop_on_first=True, max_seconds=90).run()
     off = Explorer(world(), graph=False, stop_on_first=True, max_seconds=90, symmetry=False).run()
     assert [f.invariant for f in on.violations] == [f.invariant for f in off.violations] == ["leader-in-members"]
@@ -221,14 +221,41 @@ def test_fifo_network_delivers_each_connection_in_order():
     assert rest.deliverable(RESP, 0, True) == ()
 
 
-def test_states_passed_inside_one_step_are_inferred_along_legal_paths():
-    assert GW._passed(STABLE, EMPTY, 1) == (PREPARING,)
-    assert GW._passed(STABLE, COMPLETING, 1) == (PREPARING,)
-    assert GW._passed(PREPARING, PREPARING, 1) == (COMPLETING,)
-    assert GW._passed(PREPARING, COMPLETING, 1) == ()
-    assert GW._passed(EMPTY, EMPTY, 0) == ()
-    # a join completed without the bump still goes through PreparingRebalance: the invariant sees it
-    assert GW._passed(STABLE, EMPTY, 0) == (PREPARING,)
+def test_states_passed_inside_one_step_are_read_from_the_coordinators_journal():
+    class V:
+        def __init__(self, state):
+            self.state = state
+
+    leave_last = [("g", "Stable", "PreparingRebalance"), ("other", "Empty", "PreparingRebalance"),
+                  ("g", "PreparingRebalance", "Empty")]
+    assert GW._passed(leave_last, "g", V("Stable"), V("Empty")) == (PREPARING,)
+    assert GW._passed([], "g", V("Stable"), V("Stable")) == ()
+    # a journal that does not start where the step started keeps its own start: the invariant sees it
+    assert GW._passed([("g", "Empty", "PreparingRebalance")], "g", V("Stable"), V("PreparingRebalance")) == (EMPTY,)
+
+
+def test_valid_state_transition_judges_what_the_coordinator_really_did(monkeypatch):
+    """A coordinator that skips PreparingRebalance when the last member of a Stable group leaves (its own
+    transition guard bypassed too) is caught: the world reads the transitions the coordinator journaled,
+    it does not infer them from the table the invariant checks."""
+    from kverify.impl.coordinator import states
+    from kverify.impl.coordinator.membership import MembershipHandling
+
+    prepare = MembershipHandling._prepare_rebalance
+
+    def skipping(self, group):
+        if group.state == states.STABLE and not group.members:
+            self._transitions.append((group.group_id, group.state, states.EMPTY))
+            group.state = states.EMPTY
+            return
+        prepare(self, group)
+
+    params = {"members": 1, "faults": 0, "commits": 0, "events": 2}
+    assert not Explorer(registry.build("group-world", params)).run().violations
+    monkeypatch.setattr(MembershipHandling, "_prepare_rebalance", skipping)
+    res = Explorer(registry.build("group-world", params)).run()
+    hit = [f for f in res.violations if f.invariant == "valid-state-transition"]
+    assert hit and "Stable -> Empty" in hit[0].violation.message, [f.invariant for f in res.violations]
 
 
 def test_supports_lists_only_declared_behaviours():

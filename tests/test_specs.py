@@ -75,11 +75,17 @@ def test_action_dropped_from_next_is_named(python_sides):
     assert diffs == ["actions: model 'group' takes action 'stall', GroupMembership's Next names no Stall"]
 
 
+def _with_disjunct(model, name):
+    """The model's spec with one more disjunct `name` in Next, defined as a stutter."""
+    text = _source(model)
+    assert text.count("\nNext ==\n") == 1
+    return text.replace("\nNext ==\n", f"\n{name} == UNCHANGED vars\n\nNext ==\n    \\/ {name}\n")
+
+
 def test_action_only_in_spec_is_named(python_sides):
-    text = _source("replication").replace("    \\/ CtrlFailover\n", "    \\/ CtrlFailover\n    \\/ Teleport\n")
-    text = text.replace("Init == ReplInit", "Teleport == UNCHANGED modelVars\n\nInit == ReplInit")
-    diffs = models.differences(python_sides["replication"], _parse(text, "replication"), _cfgs("replication"))
-    assert diffs == ["actions: Replication's Next names Teleport, model 'replication' never takes action 'teleport'"]
+    for model in ("group", "replication"):
+        diffs = models.differences(python_sides[model], _parse(_with_disjunct(model, "Teleport"), model), _cfgs(model))
+        assert diffs == [f"actions: {models.SPEC_OF[model]}'s Next names Teleport, model {model!r} never takes action 'teleport'"]
 
 
 def test_anonymous_disjunct_in_next_is_named(python_sides):
@@ -95,16 +101,17 @@ def test_renamed_invariant_operator_is_named(python_sides):
 
 
 def test_missing_step_property_is_named(python_sides):
-    text = _source("replication").replace("AlwaysIEpoch == [][IEpoch]_modelVars", "")
-    diffs = models.differences(python_sides["replication"], _parse(text, "replication"), _cfgs("replication"))
-    assert diffs == ["invariants: step invariant 'i-epoch' needs the property AlwaysIEpoch == [][IEpoch]_vars in Replication"]
+    text = _source("group").replace("AlwaysValidStateTransition == [][ValidStateTransition]_vars", "")
+    diffs = models.differences(python_sides["group"], _parse(text, "group"), _cfgs("group"))
+    assert diffs == ["invariants: step invariant 'valid-state-transition' needs the property AlwaysValidStateTransition "
+                     "== [][ValidStateTransition]_vars in GroupMembership"]
 
 
 def test_extra_spec_variable_is_named(python_sides):
-    text = _source("offsets").replace("modelVars == <<reps, ctrl, reqs, zombie, hist, coord, payloads, grouphist>>",
-                                      "modelVars == <<reps, ctrl, reqs, zombie, hist, coord, payloads, grouphist, passed>>")
-    diffs = models.differences(python_sides["offsets"], _parse(text, "offsets"), _cfgs("offsets"))
-    assert "variables: spec OffsetsFailover has variable passed that model 'offsets''s state does not have" in diffs
+    text = _source("group").replace("modelVars == <<coord, clients, offsets, persisted, budget, delivered, prev>>",
+                                    "modelVars == <<coord, clients, offsets, persisted, budget, delivered, prev, passed>>")
+    diffs = models.differences(python_sides["group"], _parse(text, "group"), _cfgs("group"))
+    assert "variables: spec GroupMembership has variable passed that model 'group''s state does not have" in diffs
 
 
 def test_extra_constant_is_named(python_sides):
@@ -131,8 +138,11 @@ def test_state_shape_drift_is_named():
     state = registry.build("group", {}).init_states()[0]
     _, problems = models.expected_variables("group", state + ("timers",))
     assert problems and "group" in problems[0] and "8 top-level fields" in problems[0]
-    _, problems = models.expected_variables("offsets", ((1, 2, 3),) + registry.build("offsets", {}).init_states()[0][1:])
-    assert problems and "inside offsets's field rs" in problems[0]
+    assert models.expected_variables("group")[0] == ["coord", "clients", "offsets", "persisted", "budget", "delivered",
+                                                     "prev"]
+    nested = next(f for f in registry.spec_for("offsets").state_fields if isinstance(f, tuple))   # the replication state
+    _, problems = models.expected_variables("offsets", ((1, 2, 3),) + tuple(registry.build("offsets", {}).init_states()[0][1:]))
+    assert problems and f"inside offsets's field {nested[0]}" in problems[0]
 
 
 def test_cfg_missing_an_invariant_is_named(python_sides):
@@ -207,7 +217,6 @@ def test_missing_allowed_end_is_named(python_sides):
     diffs = models.differences(python_sides["group"], _parse(text, "group"), _cfgs("group"))
     assert diffs == ["deadlock: model 'group' restricts its allowed end states (allows_terminal), "
                      "GroupMembership's Next has no AllowedEnd disjunct"]
-    text = _source("replication").replace("    \\/ CtrlFailover\n", "    \\/ CtrlFailover\n    \\/ AllowedEnd\n")
-    text = text.replace("Init == ReplInit", "AllowedEnd == UNCHANGED modelVars\n\nInit == ReplInit")
+    text = _with_disjunct("replication", "AllowedEnd")
     diffs = models.differences(python_sides["replication"], _parse(text, "replication"), _cfgs("replication"))
     assert diffs == ["deadlock: Replication's Next has AllowedEnd, but model 'replication' allows every end state"]

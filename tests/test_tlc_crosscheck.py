@@ -1,9 +1,10 @@
 """TLC against the kverify explorer on every bound shipped in specs/ (the .cfg files).
 
-For each spec and bound: equal distinct-state counts when neither finds a violation, else the same
-verdict and a counterexample of the same length (kverify/tla/crosscheck.py). Symmetry is off on
-both sides. The TLC runs go two at a time (the machine has two cores). Skipped, with the reason
-printed, when Java or tla2tools.jar (`pip install 'kverify[tlc]'`) is missing.
+For each spec and bound (kverify/tla/crosscheck.py): the same verdict (equal distinct-state counts
+when neither finds a violation, else a counterexample of the same length), and the same WHOLE state
+set with every invariant off on both sides (kverify/tla/states.py), behaviours included. Symmetry
+is off on both sides. The TLC runs go two at a time (the machine has two cores). Skipped, with the
+reason printed, when Java or tla2tools.jar (`pip install 'kverify[tlc]'`) is missing.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from kverify.tla import crosscheck, models, runner
+from kverify.tla import crosscheck, models, runner, states
 
 MISSING = runner.tools_available()
 if MISSING:
@@ -24,42 +25,44 @@ pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"TLC unavailable: {MISSIN
 BOUNDS = [(m, os.path.basename(c)) for m in sorted(models.SPEC_OF) for c in models.cfg_files(m)]
 
 
-SET_BOUNDS = [("group", "GroupMembership_m1_commits2.cfg"), ("replication", "Replication_r3.cfg"),
-              ("offsets", "OffsetsFailover_r2_rec1.cfg")]
-
-
 def _cfg(model, name):
     return os.path.join(os.path.dirname(models.spec_file(model)), name)
 
 
 @pytest.fixture(scope="module")
-def comparisons(state_diffs):
-    return state_diffs["comparisons"]
-
-
-@pytest.fixture(scope="module")
-def state_diffs():
-    """Every TLC run of this module's table tests, two at a time (the machine has two cores)."""
-    from kverify.tla import states
-
+def comparisons():
+    """Every shipped bound compared (verdicts and state sets), two at a time."""
     def one(job):
-        kind, model, cfg = job
-        if kind == "compare":
+        model, cfg = job
+        try:
             return job, crosscheck.compare(model, _cfg(model, cfg), timeout=300)
-        return job, states.diff(model, _cfg(model, cfg))
+        except Exception as exc:            # one broken bound fails its own tests, not the others'
+            return job, exc
 
-    jobs = [("compare", m, c) for m, c in BOUNDS] + [("diff", m, c) for m, c in SET_BOUNDS]
+    from kverify.model import registry
+    from kverify.tla import spec as specmod
+
+    for model in models.SPEC_OF:          # import and parse once, before two threads race on it
+        try:
+            registry.build(model, {})
+            specmod.parse_file(models.spec_file(model))
+        except Exception:
+            pass                          # reported per bound below
     with ThreadPoolExecutor(max_workers=2) as pool:
-        done = dict(pool.map(one, jobs))
-    out = {(m, c): done[("diff", m, c)] for m, c in SET_BOUNDS}
-    out["comparisons"] = {(m, c): done[("compare", m, c)] for m, c in BOUNDS}
-    return out
+        return dict(pool.map(one, BOUNDS))
+
+
+def _get(comparisons, model, cfg):
+    cmp = comparisons[(model, cfg)]
+    if isinstance(cmp, Exception):
+        pytest.fail(f"{cfg}: the comparison could not run: {type(cmp).__name__}: {cmp}")
+    return cmp
 
 
 @pytest.mark.parametrize("model,cfg", BOUNDS)
 def test_tlc_agrees_with_explorer(model, cfg, comparisons):
-    cmp = comparisons[(model, cfg)]
-    assert cmp.differences == [], f"{cfg}: " + "; ".join(cmp.differences)
+    cmp = _get(comparisons, model, cfg)
+    assert cmp.differences == [], f"{cfg}: " + "\n".join(cmp.differences)
     if cmp.explored.violations:
         assert cmp.tlc.violation is not None
         assert cmp.tlc.trace_length == min(len(f.actions) for f in cmp.explored.violations)
@@ -68,56 +71,114 @@ def test_tlc_agrees_with_explorer(model, cfg, comparisons):
         assert cmp.tlc.distinct == cmp.explored.distinct_states > 1
 
 
+@pytest.mark.parametrize("model,cfg", BOUNDS)
+def test_whole_state_sets_are_equal(model, cfg, comparisons):
+    """Invariants off on both sides: the same reachable states, not just as many."""
+    sets = _get(comparisons, model, cfg).sets
+    assert sets is not None and sets.equal, "\n".join(sets.lines() if sets else [])
+    assert sets.tlc_states == sets.python_states > 1
+
+
 def test_each_spec_has_three_bounds_one_with_a_behaviour(comparisons):
     for model in models.SPEC_OF:
-        mine = [c for (m, _), c in comparisons.items() if m == model]
+        mine = [_get(comparisons, m, c) for (m, c) in comparisons if m == model]
         assert len(mine) >= 3, model
         assert any(c.behaviours for c in mine), f"{model}: no bound with a historical behaviour"
         assert any(c.explored.violations for c in mine), f"{model}: no bound compares verdicts"
         assert any(not c.explored.violations for c in mine), f"{model}: no bound compares state counts"
 
 
-@pytest.mark.parametrize("model,cfg", SET_BOUNDS)
-def test_state_sets_are_equal(model, cfg, state_diffs):
-    """Equal counts could hide two different state spaces: on one bound per spec, compare the sets
-    (TLC's -dump against the explorer's states in their TLA+ form, kverify/tla/states.py)."""
-    assert state_diffs[(model, cfg)] == []
+def test_leader_not_reelected_state_sets_are_equal(comparisons):
+    """Issue 17: under leader-not-reelected the model keeps the departed leader through a completed
+    join (as impl/coordinator does) and so does the spec's NewLeader: the same states."""
+    cmp = _get(comparisons, "group", "GroupMembership_keep_leader.cfg")
+    assert cmp.behaviours == {"leader-not-reelected"}
+    assert cmp.sets.equal and cmp.sets.tlc_states > 1000
 
 
-def test_state_diff_names_a_state_only_one_side_reaches(tmp_path):
-    from kverify.tla import states
-
-    spec = _mutated_group_spec(tmp_path, "    \\/ \\E q \\in Parts : AdminReset(q)\n", "")
-    cfg = os.path.join(os.path.dirname(models.spec_file("group")), "GroupMembership_m1_commits2.cfg")
-    lines = states.diff("group", cfg, spec)
-    assert len(lines) == 1 and "states only the explorer reaches" in lines[0]
+# --- a changed rule is reported with its first differing state --------------------------------------
+M1 = "GroupMembership_m1_commits2.cfg"
+KEEP = "GroupMembership_keep_leader.cfg"
 
 
 def _mutated_group_spec(tmp_path, old, new):
     src = models.spec_file("group")
     with open(src, encoding="utf-8") as fh:
         text = fh.read()
-    assert old in text
+    assert text.count(old) == 1, old
     dst = tmp_path / "GroupMembership.tla"
-    dst.write_text(text.replace(old, new, 1), encoding="utf-8")
+    dst.write_text(text.replace(old, new), encoding="utf-8")
     return str(dst)
 
 
-def test_spec_losing_an_action_is_caught_by_state_count(tmp_path):
+def test_changed_ordinary_rule_is_reported_with_its_first_differing_state(tmp_path):
+    """An accepted commit advances the offset by 2 in the spec: no invariant notices, the state sets
+    part at the first accepted commit."""
+    spec = _mutated_group_spec(tmp_path, "THEN offsets[q] + 1", "THEN offsets[q] + 2")
+    cmp = crosscheck.compare("group", _cfg("group", M1), spec)
+    sets = cmp.sets
+    assert not sets.equal and sets.tlc_states == sets.python_states      # as many states: only the sets tell
+    assert crosscheck.differences(cmp.tlc, cmp.explored) == []          # the verdicts agree
+    first = sets.first
+    assert first.side == states.TLC_SIDE and first.depth == 5
+    assert [a for a, _ in first.trace[1:]] == ["Start", "JoinTimeout", "Sync", "Commit", "CommitArrives"]
+    assert [a for a, _ in first.other_successors] == [("commit_arrives", 0)]     # the explorer's own step
+    assert first.fields() == [("offsets[0]", 1, 2)]                              # (path, explorer, TLC)
+    text = "\n".join(cmp.differences)
+    assert "first differing state, at depth 5: only TLC reaches it" in text
+    assert "they differ in offsets[0]: TLC 2, the explorer 1" in text
+    assert "Python state: GroupState(" in text
+
+
+def test_changed_behaviour_only_rule_is_reported_with_its_first_differing_state(tmp_path):
+    """The disagreement of issue 17 planted back: the spec re-elects the lowest rejoined member (or
+    none) when the leader did not rejoin, also under LeaderNotReelected. A bound without the
+    behaviour sees the same states; the bound with it parts where the last member leaves."""
+    spec = _mutated_group_spec(tmp_path, "IF c.leader \\in joined \\/ (LeaderNotReelected /\\ c.leader # NoLeader)",
+                               "IF c.leader \\in joined")
+    assert states.compare_sets("group", _cfg("group", M1), spec).equal     # no behaviour: the same states
+    cmp = crosscheck.compare("group", _cfg("group", KEEP), spec)
+    first = cmp.sets.first
+    assert first.side == states.TLC_SIDE and first.depth == 4
+    assert [a for a, _ in first.trace[1:]] == ["Start", "JoinTimeout", "Sync", "Leave"]
+    assert [a for a, _ in first.other_successors] == [("leave", 0)]
+    assert first.fields() == [("coord.leader", 0, -1), ("persisted.leader", 0, -1)]
+    assert "they differ in coord.leader: TLC -1, the explorer 0; persisted.leader: TLC -1, the explorer 0" \
+        in "\n".join(cmp.differences)
+
+
+def test_spec_losing_an_action_is_caught(tmp_path):
     spec = _mutated_group_spec(tmp_path, "    \\/ \\E q \\in Parts : AdminReset(q)\n", "")
-    cfg = os.path.join(os.path.dirname(models.spec_file("group")), "GroupMembership_m1_commits2.cfg")
-    cmp = crosscheck.compare("group", cfg, spec)
+    cmp = crosscheck.compare("group", _cfg("group", M1), spec)
     assert cmp.differences[0].startswith("distinct states: TLC ")
-    assert "states only the explorer reaches" in cmp.differences[1]    # the explanation names one
     assert cmp.tlc.distinct < cmp.explored.distinct_states
+    first = cmp.sets.first
+    assert first.side == states.PY_SIDE and first.action[0] == "admin_reset"
+    assert first.other_successors == []
+    assert "TLC has no AdminReset step from that state" in "\n".join(cmp.differences)
 
 
 def test_spec_with_a_wrong_rule_is_caught_by_verdict(tmp_path):
-    spec = _mutated_group_spec(tmp_path, "ELSE c.gen + 1", "ELSE c.gen + 2")
-    cfg = os.path.join(os.path.dirname(models.spec_file("group")), "GroupMembership_m1_commits2.cfg")
-    cmp = crosscheck.compare("group", cfg, spec)
+    spec = _mutated_group_spec(tmp_path, "ELSE c.generation + 1", "ELSE c.generation + 2")
+    cmp = crosscheck.compare("group", _cfg("group", M1), spec, sets=False)
     assert cmp.differences == ["TLC finds generation-monotonicity violated after 2 steps (Start -> JoinTimeout), "
                                "the explorer finds no violation"]
+
+
+def test_mapping_that_loses_data_is_named(monkeypatch):
+    from kverify.model import registry
+    from kverify.tla import forms
+
+    real = forms.MAPPINGS["group"]
+
+    def lossy(proto, s):
+        out = real(proto, s)
+        out["budget"] = ()                     # forgets the budgets: distinct states collide
+        return out
+
+    monkeypatch.setitem(forms.MAPPINGS, "group", lossy)
+    with pytest.raises(states.MappingError, match="two Python states have one TLA\\+ form"):
+        states.python_graph("group", registry.build("group", {"members": 1, "partitions": 1}))
 
 
 # --- kverify tlc ------------------------------------------------------------------------------------
@@ -136,3 +197,4 @@ def test_cli_compare_json(capsys):
     assert data["agree"] is True and data["differences"] == []
     assert data["tlc"]["violation"] == {"kind": "property", "name": "AlwaysGenerationMonotonicity"}
     assert data["explore"]["violations"][0] == {"invariant": "generation-monotonicity", "trace_length": 2}
+    assert data["state_sets"]["equal"] is True and data["state_sets"]["tlc"] == data["state_sets"]["explorer"] > 100

@@ -43,11 +43,11 @@ def _list_models() -> int:
 
     for name in registry.names():
         try:
-            mod = registry.module_for(name)
+            spec = registry.spec_for(name)
         except ImportError:
             print(f"{name:<18} (not available yet)")
             continue
-        params = ", ".join(f"{k}={v[0]}" for k, v in getattr(mod, "PARAMS", {}).items())
+        params = ", ".join(f"{k}={v.default}" for k, v in spec.params.items())
         print(f"{name:<18} {registry.ENTRIES[name].description}\n{'':<18} params: {params or 'none'}")
     return 0
 
@@ -125,7 +125,8 @@ def run(args) -> int:
             "model": args.model, "params": protocol.replay_params(), "behaviours": sorted(protocol.behaviours),
             "symmetry": args.symmetry, "distinct_states": res.distinct_states, "transitions": res.transitions,
             "max_depth": res.max_depth, "seconds": round(res.seconds, 3), "complete": res.complete,
-            "stopped": res.stopped or None, "violations": items, "sometimes": res.sometimes,
+            "stopped": res.stopped or None, "covered_depth": res.covered_depth, "expanded": res.expanded,
+            "unexpanded": res.unexpanded, "violations": items, "sometimes": res.sometimes,
             "vacuous": res.vacuous, "deadlocks": res.deadlocks,
             "graph": res.graph.to_json() if res.graph else None, "graph_file": graph_written,
         })
@@ -137,7 +138,8 @@ def run(args) -> int:
     print(f"  {res.distinct_states} distinct states, {res.transitions} transitions, depth {res.max_depth}, "
           f"{res.seconds:.2f}s ({rate}), symmetry {'on' if args.symmetry else 'off'}")
     if not res.complete:
-        print(f"  PARTIAL: stopped by {res.stopped}; the statistics cover the states visited so far")
+        print(f"  PARTIAL: stopped by {res.stopped}; every state within depth {res.covered_depth} checked, "
+              f"{res.unexpanded} found but not expanded")
     if res.graph is not None:
         g = res.graph
         if g.analysed:

@@ -1,8 +1,9 @@
 """`kverify verify`: the main job. Runs every check of a profile and writes the run's reports.
 
-Profiles: `quick` (under a minute: `make verify`), `ci` (under five minutes on 2 cores), `deep`
-(as long as `--max-seconds` allows). Exit 0 when everything holds (or every failure is a known
-violation of `--baseline`), 1 when anything failed, 2 on bad usage.
+Profiles (kverify/suite/profiles.py): `quick` (about a minute: `make verify`; may be INCONCLUSIVE),
+`ci` (about five minutes on 2 cores; every check complete on a correct build; strict), `deep` (as long
+as `--max-seconds` allows). Every check ends PASS, INCONCLUSIVE or FAIL (kverify/suite/verdicts.py);
+the exit code says which of them the run as a whole is (see `--help`).
 """
 import json
 import os
@@ -12,18 +13,30 @@ import time
 
 from kverify import behaviours as B
 from kverify.cli import UsageError, emit_json
-from kverify.suite import PROFILES, CheckResult, Context, apply_baseline, gate_passes, plan
+from kverify.suite import PROFILES, CheckResult, Context, apply_baseline, plan, profiles, run_isolated
+from kverify.suite.verdicts import (EXIT_CODES_HELP, FAIL, INCONCLUSIVE, PASS, counts, exit_code,
+                                    gate_verdict)
 
 NAME = "verify"
 HELP = "run the whole suite (assignors, explorer, Z3, stateful machines, random runs) and write reports"
+DESCRIPTION = (HELP + ". Every check ends PASS (complete, nothing broke), INCONCLUSIVE (a budget, bound or "
+               "--max-seconds cut it short; its line says what was covered and what cut it) or FAIL. "
+               "Budgets are counts (states, runs, steps, examples); quick and ci use a fixed seed.")
 DEFAULT_BASELINE = "kverify-baseline.json"
 
 
 def add_arguments(parser):
+    import argparse
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXIT_CODES_HELP
     parser.add_argument("--profile", choices=PROFILES, default="quick", help="budget (default: quick)")
     parser.add_argument("--out", help="report folder (default reports/out/<timestamp>/)")
-    parser.add_argument("--seed", type=int, help="seed for every randomized engine (default: random, printed)")
-    parser.add_argument("--max-seconds", type=float, help="overall time budget (deep profile)")
+    parser.add_argument("--seed", type=int, help=f"seed for every randomized engine (default: {profiles.DEFAULT_SEED} "
+                        "for quick and ci, random for deep; always printed)")
+    parser.add_argument("--max-seconds", type=float, help="overall time cap: a check it cuts short is INCONCLUSIVE")
+    parser.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
+                        help="INCONCLUSIVE fails the gate (exit 1); default: on for ci, off otherwise")
     parser.add_argument("--behaviour", action="append", default=[], metavar="NAME",
                         help="switch on a historical behaviour in every check (repeatable)")
     parser.add_argument("--only", action="append", default=[], metavar="PREFIX",
@@ -48,66 +61,97 @@ def load_baseline(path: str) -> dict:
     return data
 
 
+def verdict_line(res: CheckResult) -> str:
+    """The line a check prints: its verdict, name and one-line summary (no timing: equal runs print
+    equal lines)."""
+    return f"  {res.verdict:<12} {res.name:<32} {res.summary}"
+
+
 def run(args) -> int:
+    started = time.monotonic()
     behaviours = B.validate(args.behaviour)
     baseline = load_baseline(args.baseline) if args.baseline else None
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    if args.max_seconds is not None and args.max_seconds <= 0:
+        raise UsageError(f"--max-seconds must be positive, not {args.max_seconds}")
+    seed = args.seed if args.seed is not None else profiles.default_seed(args.profile)
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
+    strict = profiles.budget(args.profile).strict if args.strict is None else args.strict
     out = args.out or os.path.join("reports", "out", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(out, exist_ok=True)
-    deadline = time.monotonic() + args.max_seconds if args.max_seconds else None
+    deadline = started + args.max_seconds if args.max_seconds else None
     checks = [c for c in plan(args.profile) if not args.only or any(c.name.startswith(p) for p in args.only)]
     if not checks:
         raise UsageError("no check matches --only " + " ".join(args.only) if args.only else "this build has no checks")
     log = sys.stderr if args.json else sys.stdout
-    print(f"kverify verify --profile {args.profile} --seed {seed}"
+    print(f"kverify verify --profile {args.profile} --seed {seed}" + (" --strict" if strict else " --no-strict")
           + "".join(f" --behaviour {b}" for b in sorted(behaviours)) + f"  ({len(checks)} checks, reports in {out})",
           file=log, flush=True)
     ctx = Context(profile=args.profile, out_dir=out, seed=seed, behaviours=behaviours, deadline=deadline,
                   progress=not args.json)
     results: list[CheckResult] = []
-    started = time.monotonic()
-    for check in checks:
-        t0 = time.monotonic()
-        if ctx.deadline is not None and ctx.remaining() == 0:
-            res = CheckResult(check.name, check.category, False, "not run: --max-seconds budget exhausted")
-        else:
-            res = check.run(ctx)
-        res.seconds = round(time.monotonic() - t0, 3)
-        results.append(res)
-        mark = "PASS" if res.passed else "FAIL"
-        print(f"  {mark}  {check.name:<40} {res.seconds:7.1f}s  {res.summary}", file=log, flush=True)
-    if baseline is not None:
-        apply_baseline(results, baseline)
-    ok = gate_passes(results)
-    summary = {"profile": args.profile, "seed": seed, "behaviours": sorted(behaviours), "passed": ok,
-               "seconds": round(time.monotonic() - started, 3), "out": out,
-               "baseline": args.baseline, "checks": [r.to_json() for r in results],
-               "new_violations": [dict(v, check=r.name) for r in results if not r.passed and not r.known
-                                  for v in r.violations]}
-    _write_outputs(out, results, summary)
+    try:
+        for check in checks:
+            t0 = time.monotonic()
+            if ctx.out_of_time():
+                res = CheckResult(check.name, check.category, INCONCLUSIVE, "not run: --max-seconds spent",
+                                  cut="--max-seconds")
+            else:
+                res = run_isolated(check, ctx)
+            res.seconds = round(time.monotonic() - t0, 3)
+            results.append(res)
+            print(verdict_line(res), file=log, flush=True)
+    finally:
+        # written in every case, an interrupted run included (the checks not run are INCONCLUSIVE)
+        done = {r.name for r in results}
+        results += [CheckResult(c.name, c.category, INCONCLUSIVE, "not run: interrupted", cut="interrupted")
+                    for c in checks if c.name not in done]
+        if baseline is not None:
+            apply_baseline(results, baseline)
+        summary = _summary(args, seed, strict, behaviours, out, results, time.monotonic() - started)
+        _write_outputs(out, results, summary, strict)
     if args.json:
         emit_json(summary)
     else:
-        failed = [r for r in results if not r.passed and not r.known]
-        known = [r for r in results if r.known]
-        print(f"{'OK' if ok else 'FAILED'}: {len(results) - len(failed) - len(known)} passed, {len(failed)} failed"
-              + (f", {len(known)} known (baseline)" if known else "") + f" in {summary['seconds']:.1f}s; "
-              f"see {os.path.join(out, 'index.html')}")
+        print(summary_line(summary, out))
         for v in summary["new_violations"]:
             print(f"  new violation: {v['invariant']} in {v['check']} ({v.get('report', '')})")
-    return 0 if ok else 1
+    return summary["exit_code"]
 
 
-def _write_outputs(out, results, summary):
+def _summary(args, seed, strict, behaviours, out, results, seconds) -> dict:
+    verdict = gate_verdict(results, strict)
+    return {"profile": args.profile, "seed": seed, "strict": strict, "behaviours": sorted(behaviours),
+            "verdict": verdict, "passed": verdict == PASS, "exit_code": exit_code(verdict),
+            "counts": counts(results), "seconds": round(seconds, 3), "out": out, "baseline": args.baseline,
+            "checks": [r.to_json() for r in results],
+            "new_violations": [dict(v, check=r.name) for r in results if r.verdict == FAIL and not r.known
+                               for v in r.violations]}
+
+
+def summary_line(summary: dict, out: str) -> str:
+    """The run's one line: gate verdict and how many checks passed, failed, were inconclusive."""
+    c = summary["counts"]
+    head = {PASS: "OK", INCONCLUSIVE: "INCONCLUSIVE", FAIL: "FAILED"}[summary["verdict"]]
+    strict_note = " (--strict: inconclusive fails)" if summary["strict"] and c["inconclusive"] else ""
+    return (f"{head}: {c['passed']} passed, {c['failed']} failed, {c['inconclusive']} inconclusive{strict_note}"
+            + (f", {c['known']} known (baseline)" if c["known"] else "")
+            + f" in {summary['seconds']:.1f}s (exit {summary['exit_code']}); see {os.path.join(out, 'index.html')}")
+
+
+def _write_outputs(out, results, summary, strict):
     from kverify.reports.index import to_index
     from kverify.reports.junit import to_junit
 
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, default=str)
     with open(os.path.join(out, "junit.xml"), "w", encoding="utf-8") as fh:
-        fh.write(to_junit(results))
+        fh.write(to_junit(results, strict=strict))
+    c = summary["counts"]
     meta = {"profile": summary["profile"], "seed": summary["seed"],
-            "behaviours": ", ".join(summary["behaviours"]) or "none",
-            "verdict": "PASS" if summary["passed"] else "FAIL"}
+            "behaviours": ", ".join(summary["behaviours"]) or "none", "strict": "yes" if strict else "no",
+            "verdict": summary["verdict"],
+            "checks": f"{c['passed']} pass, {c['inconclusive']} inconclusive, {c['failed']} fail"
+                      + (f", {c['known']} known" if c["known"] else "")}
     with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as fh:
         fh.write(to_index(results, title="kverify verification run", meta=meta, out_dir=out))

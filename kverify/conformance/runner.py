@@ -3,6 +3,9 @@
 One fresh coordinator per scenario (through `adapter.CoordinatorAdapter`), steps strictly in order,
 references resolved when their step runs. A scenario stops at its first failing step; the outcome
 carries what was expected and what came back, or that the response was still parked.
+The same runner drives a broker over the Kafka protocol through another adapter
+(kverify/wire/conformance.py, `kverify coordinator run --bootstrap`); there `run_all(runnable=...)`
+reports the scenarios the target cannot express as not runnable instead of running them.
 """
 from __future__ import annotations
 
@@ -29,16 +32,19 @@ class Outcome:
     implicit: bool = False
     path: str = ""
     line: int = 0
+    runnable: bool = True                 # False: not runnable on this target (over the wire); `message` says why
 
     def as_json(self) -> dict:
         return {"id": self.id, "passed": self.passed, "failed_step": self.failed_step,
                 "expected": self.expected, "actual": self.actual, "op": self.op or None,
                 "label": self.label or None, "message": self.message or None, "implicit": self.implicit,
-                "file": self.path, "line": self.line}
+                "file": self.path, "line": self.line, "runnable": self.runnable}
 
     def line_text(self) -> str:
         if self.passed:
             return f"PASS {self.id}"
+        if not self.runnable:
+            return f"NOT RUNNABLE OVER THE WIRE {self.id}: {self.message}"
         what = f"{self.op} {self.label}".strip()
         imp = " (implicit expectation)" if self.implicit else ""
         return f"FAIL {self.id}: step {self.failed_step} ({what}){imp}: {self.message}"
@@ -182,6 +188,14 @@ def run_scenario(sc: Scenario, behaviours=frozenset(), adapter_factory=None) -> 
     except Exception as exc:
         return Outcome(passed=False, failed_step=0, op="config", message=f"cannot build the coordinator: "
                        f"{type(exc).__name__}: {exc}", **base)
+    try:
+        return _run_steps(sc, adapter, base)
+    finally:
+        if hasattr(adapter, "close"):
+            adapter.close()
+
+
+def _run_steps(sc, adapter, base) -> Outcome:
     run = _Run(sc, adapter)
     for i, st in enumerate(sc.steps, 1):
         try:
@@ -224,11 +238,25 @@ class Summary:
     def total(self):
         return len(self.outcomes)
 
+    @property
+    def not_runnable(self):
+        return sum(1 for o in self.outcomes if not o.runnable)
 
-def run_all(scenarios, behaviours=frozenset(), only=None, adapter_factory=None) -> Summary:
+    @property
+    def failed(self):
+        return self.total - self.passed - self.not_runnable
+
+
+def run_all(scenarios, behaviours=frozenset(), only=None, adapter_factory=None, runnable=None) -> Summary:
+    """`runnable(sc) -> None | reason`: scenarios with a reason are reported as not runnable (never run,
+    never passed) — how a target that lacks the format's optional features (e.g. a broker over the wire) says so."""
     s = Summary()
     for sc in scenarios:
         if only and sc.id not in only:
+            continue
+        why = runnable(sc) if runnable else None
+        if why:
+            s.outcomes.append(Outcome(id=sc.id, passed=False, runnable=False, message=why, path=sc.path, line=sc.line))
             continue
         s.outcomes.append(run_scenario(sc, behaviours, adapter_factory))
     return s

@@ -4,16 +4,17 @@ A `WorldSpec` is a small frozen value (name, parameters, behaviours, steps per r
 rebuild the protocol from it rather than receiving a pickled protocol object, so a run on a
 cluster builds exactly what `--engine inline` builds. The name is a registry name
 (model/registry.py: `group`, `group-world`, ...) or `package.module:function` naming any
-importable `make(params, behaviours) -> Protocol` (with an optional `PARAMS` dict of defaults in
-the same module), which is how the tests and the benchmark run the toy model.
+importable `make(params, behaviours) -> Protocol` (with an optional `SPEC = ModelSpec(...)` in the
+same module, model/spec.py, for its parameters), which is how the tests and the benchmark run the toy model.
 """
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kverify import behaviours as _behaviours
 from kverify.model import registry
+from kverify.model.spec import ModelSpec
 
 
 class WorldError(ValueError):
@@ -40,13 +41,11 @@ def resolve(name: str, raw_params: dict | None = None, behaviours=(), steps: int
     if steps < 1:
         raise WorldError(f"--steps must be at least 1, got {steps}")
     if ":" in name:
-        module = _factory_module(name)
-        spec = getattr(module, "PARAMS", {})
-        params = {k: v[0] for k, v in spec.items()}
-        for key, raw in (raw_params or {}).items():
-            if spec and key not in spec:
-                raise WorldError(f"world {name!r} has no parameter {key!r}; known: {', '.join(sorted(spec)) or 'none'}")
-            params[key] = registry._convert(name, key, raw, spec[key][0]) if key in spec else raw
+        spec = factory_spec(name)
+        try:
+            params = spec.resolve(raw_params or {}) if spec is not None else dict(raw_params or {})
+        except registry.ModelError as exc:
+            raise WorldError(str(exc)) from None
         beh = _behaviours.validate(behaviours)
     else:
         try:
@@ -59,19 +58,26 @@ def resolve(name: str, raw_params: dict | None = None, behaviours=(), steps: int
     return ws
 
 
-def _factory_module(name: str):
+def factory_spec(name: str):
+    """The ModelSpec of a `module:function` world: the module's `SPEC`, or (older toy modules) one
+    made from its `PARAMS`; None when it declares neither (parameters then pass through as given)."""
     module_name, _, attr = name.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise WorldError(f"cannot import {module_name!r} for world {name!r}: {exc}") from None
-    if not callable(getattr(module, attr, None)):
+    factory = module.__dict__.get(attr)
+    if not callable(factory):
         raise WorldError(f"{module_name} has no function {attr!r} (world {name!r})")
-    return module
+    spec = module.__dict__.get("SPEC")
+    if isinstance(spec, ModelSpec):
+        return replace(spec, name=name, make=factory)
+    params = module.__dict__.get("PARAMS")     # TRANSITIONAL: until the toy modules declare SPEC
+    return ModelSpec(name=name, make=factory, params=params) if params else None
 
 
 def _make(name: str, params: dict, behaviours: frozenset):
     if ":" in name:
         module_name, _, attr = name.partition(":")
-        return getattr(importlib.import_module(module_name), attr)(params, behaviours)
-    return registry.module_for(name).make(params, behaviours)
+        return importlib.import_module(module_name).__dict__[attr](params, behaviours)
+    return registry.spec_for(name).make(params, behaviours)

@@ -1,26 +1,35 @@
 """The providers of checks for `kverify verify`, cheapest first. Each takes a profile name and
 returns `Check`s; every check runs a real engine and returns a verdict (nothing is skipped
-silently: a check that cannot run in this installation says so and fails)."""
+silently: a check that cannot run in this installation says so and fails). Budgets and bounds come
+from kverify/suite/profiles.py (counts only); a check is PASS only when it ran complete, INCONCLUSIVE
+when a budget, a bound or the user's --max-seconds cut it short (its summary says what was covered
+and what cut it), FAIL when something broke, a step raised included."""
 from __future__ import annotations
 
 import os
-import time
 
 from kverify.suite import Check, CheckResult, Context
+from kverify.suite import profiles
+from kverify.suite.verdicts import FAIL, INCONCLUSIVE, PASS
 
-# registry models explored / walked / driven by Hypothesis; abstract models first
-MODELS = ("group", "replication", "offsets", "group-world", "replication-world", "offsets-world", "assignor-rounds")
-WORLDS = ("group-world", "replication-world", "offsets-world", "assignor-rounds")
-# parameters per profile where a model's defaults are larger than the profile's budget
-PARAMS = {"quick": {"assignor-rounds": {"max_events": "2", "max_rounds": "3"}}}
+# Every registered model is explored and walked (a new model is in the gate the day it is registered);
+# Hypothesis drives all but the abstract models below. MODELS / WORLDS: a fixed list instead (tests).
+ABSTRACT = ("group", "replication", "offsets")
+MODELS = None
+WORLDS = None
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
-
-BUDGET = {  # per check, seconds (explore / walks), examples (assignors), Hypothesis profile
-    "quick": dict(explore=3.0, walk=1.0, walk_steps=60, examples=20, hypothesis="quick"),
-    "ci": dict(explore=25.0, walk=10.0, walk_steps=150, examples=500, hypothesis="ci"),
-    "deep": dict(explore=600.0, walk=120.0, walk_steps=300, examples=3000, hypothesis="deep"),
-}
+SHRINK_BUDGET = 2000          # candidate replays when shrinking a walk's finding
 SCENARIOS_DIR = os.path.join("tests", "scenarios")
+
+
+def models() -> tuple:
+    from kverify.model import registry
+
+    return tuple(MODELS) if MODELS is not None else tuple(registry.ENTRIES)
+
+
+def worlds() -> tuple:
+    return tuple(WORLDS) if WORLDS is not None else tuple(m for m in models() if m not in ABSTRACT)
 
 
 def _model_behaviours(ctx: Context, name: str) -> frozenset:
@@ -29,13 +38,20 @@ def _model_behaviours(ctx: Context, name: str) -> frozenset:
     return ctx.behaviours & registry.supports(name)
 
 
-def _build(ctx: Context, name: str, walk: bool = False):
-    """The model at the profile's bounds; for random walks, a model's `WALK_PARAMS` first (bounds under
-    which short random runs reach every `sometimes` property, e.g. time jumps a walker can take)."""
+def _walk_params(name: str) -> dict:
+    """A model's bounds for random walks (its spec's `walk_params`: bounds under which short random
+    runs reach every `sometimes` property, e.g. time jumps a walker can take)."""
     from kverify.model import registry
 
-    params = dict(getattr(registry.module_for(name), "WALK_PARAMS", {}) or {}) if walk else {}
-    params.update(PARAMS.get(ctx.profile, {}).get(name, {}))
+    return dict(registry.spec_for(name).walk_params)
+
+
+def _build(ctx: Context, name: str, walk: bool = False):
+    """The model at the profile's bounds; for random runs (walks, Hypothesis), the model's walk bounds first."""
+    from kverify.model import registry
+
+    params = _walk_params(name) if walk else {}
+    params.update(profiles.params(ctx.profile, name))
     return registry.build(name, params, _model_behaviours(ctx, name))
 
 
@@ -49,6 +65,11 @@ def _report_violation(ctx, proto, name, violation, actions, init_index, engine, 
             "message": violation.message}
 
 
+def _fail(name, category, viol: list, summary: str, covered: dict, figures=None) -> CheckResult:
+    return CheckResult(name, category, FAIL, summary, reports=[v["report"] for v in viol if v["report"]],
+                       violations=viol, covered=covered, figures=figures or {})
+
+
 # --- assignor certification ------------------------------------------------------------------
 def _assignor_check(assignor: str):
     def run(ctx: Context) -> CheckResult:
@@ -59,20 +80,30 @@ def _assignor_check(assignor: str):
         beh = frozenset(b for b in ctx.behaviours if _is_assignor_behaviour(b))
         target = make_target(assignor, behaviours=beh)
         try:
-            verdicts = run_check(target, ctx.seed, BUDGET[ctx.profile]["examples"],
+            verdicts = run_check(target, ctx.seed, profiles.budget(ctx.profile).examples,
                                  out_dir=os.path.join(ctx.out_dir, f"assignor-{assignor}"))
         finally:
             target.close()
         failed = [v for v in verdicts if v.claimed and not v.holds]
         viol = [{"invariant": v.name, "signature": _assignor_signature(assignor, v), "report": v.path,
                  "message": v.message} for v in failed]
-        held = sum(1 for v in verdicts if v.claimed and v.holds)
+        # a claimed property judged on no problem at all (every one refused) says nothing: INCONCLUSIVE
+        undecided = [v.name for v in verdicts if v.claimed and v.holds and getattr(v, "inconclusive", False)]
+        held = sum(1 for v in verdicts if v.claimed and v.holds) - len(undecided)
         unclaimed = [v.name for v in verdicts if not v.claimed]
+        examples = {v.name: v.examples for v in verdicts}
+        covered = {"examples": sum(examples.values())}
+        check = f"assignor:{assignor}"
+        if failed:
+            return _fail(check, "assignor", viol, "; ".join(f"{v.name}: {v.message}" for v in failed), covered,
+                         {"examples": examples})
         summary = (f"{held} claimed properties hold" + (f" ({', '.join(unclaimed)} not claimed)" if unclaimed else "")
-                   if not failed else "; ".join(f"{v.name}: {v.message}" for v in failed))
-        return CheckResult(f"assignor:{assignor}", "assignor", not failed, summary,
-                           reports=[v.path for v in failed if v.path], violations=viol,
-                           figures={"examples": {v.name: v.examples for v in verdicts}})
+                   + f", {covered['examples']:,} scenarios")
+        if undecided:
+            return CheckResult(check, "assignor", INCONCLUSIVE,
+                               summary + f"; judged on no problem: {', '.join(undecided)}", covered=covered,
+                               figures={"examples": examples}, cut="no answered problem for " + ", ".join(undecided))
+        return CheckResult(check, "assignor", PASS, summary, figures={"examples": examples}, covered=covered)
     return run
 
 
@@ -103,16 +134,17 @@ def _conformance(ctx: Context) -> CheckResult:
 
     files = sorted(glob.glob(os.path.join(SCENARIOS_DIR, "*.jsonl")))
     if not files:
-        return CheckResult("conformance:coordinator", "conformance", False,
+        return CheckResult("conformance:coordinator", "conformance", FAIL,
                            f"no scenario files under {SCENARIOS_DIR} (run from a kverify checkout)")
     scenarios = [sc for f in files for sc in load_file(f)]
     results = run_all(scenarios, behaviours=frozenset(b for b in ctx.behaviours if _component(b) == "coordinator")).outcomes
     failed = [r for r in results if not r.passed]
     summary = (f"{len(results)} coordinator scenarios pass" if not failed
                else f"{len(failed)}/{len(results)} scenarios fail, first: {failed[0].id}")
-    return CheckResult("conformance:coordinator", "conformance", not failed, summary,
+    return CheckResult("conformance:coordinator", "conformance", FAIL if failed else PASS, summary,
                        violations=[{"invariant": "conformance", "signature": r.id, "report": "",
-                                    "message": f"{r.id} fails"} for r in failed])
+                                    "message": f"{r.id} fails"} for r in failed],
+                       covered={"scenarios": len(results)})
 
 
 def _component(name):
@@ -150,7 +182,7 @@ def _z3(ctx: Context) -> CheckResult:
         for share, fut in zip(shares, done):
             by_name.update(zip(share, fut.result()))
     results = [by_name[n] for n in names]
-    bad, reports, viol, per, uncovered = [], [], [], {}, []
+    bad, reports, viol, per, uncovered, undecided = [], [], [], {}, [], []
     for ob, res in zip(obligations, results):
         per[ob.name] = res.seconds
         expected = ob.expected(ctx.behaviours)
@@ -161,14 +193,19 @@ def _z3(ctx: Context) -> CheckResult:
             viol.append({"invariant": ob.name, "signature": signature(cx), "report": path, "message": res.detail})
         if res.status == "unknown" and expected == "unknown":
             uncovered.append(ob.name)     # a switched-on behaviour its encoding does not cover: it claims nothing
+        elif res.status == "unknown":
+            undecided.append(ob.name)     # the solver gave up (a bound or timeout): not a proof, not a failure
         elif res.status != "proved":
             bad.append(f"{ob.name} {res.status} (expected {expected})")
     n = len(per)
-    return CheckResult("z3:obligations", "z3", not bad,
-                       f"{n - len(bad) - len(uncovered)}/{n} obligations proved"
+    verdict = FAIL if bad else INCONCLUSIVE if undecided else PASS
+    return CheckResult("z3:obligations", "z3", verdict,
+                       f"{n - len(bad) - len(uncovered) - len(undecided)}/{n} obligations proved"
                        + (f"; not covered by the encoding: {', '.join(uncovered)}" if uncovered else "")
+                       + (f"; undecided (solver gave up): {', '.join(undecided)}" if undecided else "")
                        + (f"; {'; '.join(bad)}" if bad else ""), reports=reports, violations=viol,
-                       figures={"seconds_per_obligation": per})
+                       figures={"seconds_per_obligation": per}, covered={"obligations": n},
+                       cut="solver gave up on " + ", ".join(undecided) if undecided else "")
 
 
 def z3(profile: str) -> list:
@@ -178,120 +215,237 @@ def z3(profile: str) -> list:
 # --- exhaustive exploration -----------------------------------------------------------------------
 def _explore_check(name: str):
     def run(ctx: Context) -> CheckResult:
-        from kverify.model import registry
         from kverify.model.explore import explore
 
         proto = _build(ctx, name)
-        budget = BUDGET[ctx.profile]["explore"]
-        if ctx.remaining() is not None:
-            budget = min(budget, ctx.remaining())
-        res = explore(proto, max_seconds=budget, graph=True)
-        viol = [_report_violation(ctx, proto, name, f.violation, f.actions, f.init_index, "explore")
-                for f in res.violations]
-        problems = [f"{v['invariant']}: {v['message']}" for v in viol]
-        if res.vacuous:
-            problems.append(f"vacuous: never reached {', '.join(res.vacuous)}")
-        if res.graph is not None and res.graph.analysed and res.graph.unrecoverable:
-            problems.append(f"{res.graph.unrecoverable} states cannot reach a good quiescent state without faults")
-        scope = "complete" if res.complete else f"partial ({res.stopped})"
-        summary = (f"{res.distinct_states} distinct states, depth {res.max_depth}, {scope}, no violation"
-                   if not problems else "; ".join(problems))
-        per_depth = getattr(res, "states_per_depth", None)
-        figures = {"states_per_depth": per_depth} if per_depth else {}
-        figures["distinct_states"] = {"states": res.distinct_states}
-        return CheckResult(f"explore:{name}", "explore", not problems, summary,
-                           reports=[v["report"] for v in viol], violations=viol, figures=figures)
+        cap = profiles.explore_states(ctx.profile, name)
+        graph_limit = profiles.graph_limit(ctx.profile, name)
+        left = ctx.remaining()
+        res = explore(proto, max_states=cap, max_seconds=None if left is None else max(left, 0.001), graph=True,
+                      graph_limit=graph_limit)
+        return explore_verdict(ctx, proto, name, res, cap, graph_limit)
     return run
 
 
+def explore_verdict(ctx: Context, proto, name: str, res, cap, graph_limit) -> CheckResult:
+    """PASS: the search finished, reached every `sometimes`, and the state graph was analysed for
+    recoverability; FAIL: a violation (a raising step included), a never-reached `sometimes` in a
+    complete search, or unrecoverable states; INCONCLUSIVE otherwise, naming what cut it."""
+    viol = [_report_violation(ctx, proto, name, f.violation, f.actions, f.init_index, "explore")
+            for f in res.violations]
+    covered = {"states": res.distinct_states, "transitions": res.transitions, "depth": res.max_depth}
+    figures = {"states_per_depth": dict(res.states_per_depth)} if getattr(res, "states_per_depth", None) else {}
+    figures["distinct_states"] = {"states": res.distinct_states}
+    check = f"explore:{name}"
+    problems = [f"{v['invariant']}: {v['message']}" for v in viol]
+    if res.vacuous:
+        problems.append(f"vacuous: a complete search never reached {', '.join(res.vacuous)}")
+    if problems:
+        return _fail(check, "explore", viol, "; ".join(problems), covered, figures)
+    scope = f"{res.distinct_states:,} distinct states, {res.transitions:,} transitions, depth {res.max_depth}"
+    if not res.complete:
+        why = {"max-states": f"the state budget ({cap:,} states)",
+               "max-seconds": "--max-seconds"}.get(res.stopped, res.stopped or "an unknown bound")
+        unreached = sorted(n for n, d in res.sometimes.items() if d is None)
+        more = f"; not yet reached: {', '.join(unreached)}" if unreached else ""
+        depth = getattr(res, "covered_depth", None)
+        if depth is not None:
+            covered["covered_depth"] = depth
+        within = f" (every state within depth {depth} checked)" if depth is not None else ""
+        return CheckResult(check, "explore", INCONCLUSIVE,
+                           f"{scope}{within}; cut by {why} before the search finished{more}",
+                           covered=covered, figures=figures, cut=why)
+    graph = res.graph
+    if graph is not None and not graph.analysed:
+        why = graph.note or "state graph not analysed"
+        return CheckResult(check, "explore", INCONCLUSIVE,
+                           f"{scope}, complete, no violation; recoverability not checked: {why}",
+                           covered=covered, figures=figures, cut=f"state graph over {graph_limit:,} states")
+    return CheckResult(check, "explore", PASS, f"{scope}, complete, no violation, recoverable",
+                       covered=covered, figures=figures)
+
+
 def explorer(profile: str) -> list:
-    return [_or_broken(f"explore:{m}", "explore", m, _explore_check) for m in MODELS]
+    return [_or_broken(f"explore:{m}", "explore", m, _explore_check) for m in models()]
+
+
+# --- liveness under fairness (L1; model/search/liveness.py) --------------------------------------
+LIVENESS_MODELS = ("replication-world",)     # the models that declare `liveness()` properties
+
+
+def _liveness_check(name: str):
+    def run(ctx: Context) -> CheckResult:
+        from kverify.model.search.liveness import check_liveness
+
+        proto = _build(ctx, name)
+        cap = profiles.explore_states(ctx.profile, name)
+        left = ctx.remaining()
+        res = check_liveness(proto, max_states=cap, max_seconds=None if left is None else max(left, 0.001))
+        return liveness_verdict(ctx, proto, name, res, cap)
+    return run
+
+
+def liveness_verdict(ctx: Context, proto, name: str, res, cap) -> CheckResult:
+    """PASS: the whole state graph was searched and analysed, every property's premise was triggered
+    somewhere, and no reachable state leaves one pending forever under fair moves; FAIL: a lasso (or a
+    raising step); INCONCLUSIVE: the search was cut, the graph too large, or a premise never triggered."""
+    from kverify.model.search.liveness import lasso_record
+    from kverify.reports.writer import signature, slug, write_report
+
+    check = f"liveness:{name}"
+    covered = {"states": res.states, "transitions": res.transitions, "fair_edges": res.fair_edges,
+               "depth": res.depth, "properties": len(res.properties)}
+    viol = [_report_violation(ctx, proto, name, v, acts, init, "explore") for v, init, acts in res.findings]
+    for lasso in res.lassos:
+        cx = lasso_record(proto, lasso, model_name=name)
+        path = write_report(cx, os.path.join(ctx.out_dir, slug(f"liveness-{name}-{lasso.violation.invariant}")))
+        viol.append({"invariant": lasso.violation.invariant, "signature": signature(cx), "report": path,
+                     "message": lasso.violation.message})
+    if viol:
+        return _fail(check, "liveness", viol, "; ".join(f"{v['invariant']}: {v['message']}" for v in viol), covered)
+    scope = (f"{res.states:,} states, {res.fair_edges:,} fair moves, properties {', '.join(res.properties)}")
+    if not res.analysed:
+        cut = res.note or "not analysed"
+        return CheckResult(check, "liveness", INCONCLUSIVE, f"{scope}; {cut}", covered=covered, cut=cut)
+    idle = [n for n, hit in res.triggered.items() if not hit]
+    if idle:
+        return CheckResult(check, "liveness", INCONCLUSIVE,
+                           f"{scope}, complete; premise never triggered (vacuous): {', '.join(idle)}",
+                           covered=covered, cut="premise never triggered: " + ", ".join(idle))
+    return CheckResult(check, "liveness", PASS,
+                       f"{scope}, complete: each is discharged from every reachable state by fair moves",
+                       covered=covered)
+
+
+def liveness(profile: str) -> list:
+    return [_or_broken(f"liveness:{m}", "liveness", m, _liveness_check) for m in LIVENESS_MODELS]
 
 
 # --- Hypothesis state machines --------------------------------------------------------------------
 def _machine_check(name: str):
     def run(ctx: Context) -> CheckResult:
-        from kverify.model import registry
-        from kverify.stateful_tests.machine import run_machine
+        from kverify.stateful_tests.machine import run_machine_report
 
-        proto = _build(ctx, name)
-        found = run_machine(name, protocol=proto, seed=ctx.seed, profile=BUDGET[ctx.profile]["hypothesis"])
-        if found is None:
-            return CheckResult(f"hypothesis:{name}", "stateful", True,
-                               f"no violation ({BUDGET[ctx.profile]['hypothesis']} profile, seed {ctx.seed})")
-        v = _report_violation(ctx, proto, name, found.violation, found.trace, found.init_index, "hypothesis", ctx.seed)
-        return CheckResult(f"hypothesis:{name}", "stateful", False, f"{v['invariant']}: {v['message']}",
-                           reports=[v["report"]], violations=[v])
+        proto = _build(ctx, name, walk=True)       # random runs, like walks: the model's walk bounds
+        b = profiles.budget(ctx.profile)
+        # no example database: the same seed must give the same run on every machine
+        out = run_machine_report(name, protocol=proto, seed=ctx.seed, profile=ctx.profile, database=False,
+                                 stop_at=ctx.deadline, max_examples=b.machine_examples,
+                                 stateful_step_count=b.machine_steps)
+        return machine_verdict(ctx, proto, name, out, b)
     return run
 
 
+def machine_verdict(ctx: Context, proto, name: str, out, b) -> CheckResult:
+    check = f"hypothesis:{name}"
+    covered = {"examples": out.examples, "steps": out.steps, "rules": len(out.rules)}
+    scope = (f"{out.examples:,} examples, {out.steps:,} steps (budget {b.machine_examples} x {b.machine_steps}), "
+             f"{len(out.rules)} rules, seed {ctx.seed}")
+    if out.finding is not None:
+        f = out.finding
+        v = _report_violation(ctx, proto, name, f.violation, f.trace, f.init_index, "hypothesis", ctx.seed)
+        return _fail(check, "stateful", [v], f"{v['invariant']} after {len(f.trace)} steps: {v['message']}", covered)
+    if out.cut:
+        return CheckResult(check, "stateful", INCONCLUSIVE, f"{scope}; cut by --max-seconds, no violation",
+                           covered=covered, cut="--max-seconds")
+    if out.unreached:
+        return CheckResult(check, "stateful", INCONCLUSIVE,
+                           f"{scope}, no violation; never reached {', '.join(out.unreached)}",
+                           covered=covered, cut="sometimes never reached: " + ", ".join(out.unreached))
+    return CheckResult(check, "stateful", PASS, f"{scope}, every sometimes reached ({len(out.reached)}), no violation",
+                       covered=covered)
+
+
 def stateful(profile: str) -> list:
-    return [_or_broken(f"hypothesis:{w}", "stateful", w, _machine_check) for w in WORLDS]
+    return [_or_broken(f"hypothesis:{w}", "stateful", w, _machine_check) for w in worlds()]
 
 
 # --- random walks ---------------------------------------------------------------------------------
 def _walk_check(name: str):
     def run(ctx: Context) -> CheckResult:
-        from collections import Counter
-
-        from kverify.model import registry
-        from kverify.model.shrink import shrink_trace
-        from kverify.model.walk import initial_index, walk
-
-        proto = _build(ctx, name, walk=True)
-        b = BUDGET[ctx.profile]
-        t0, seed, steps, runs = time.monotonic(), ctx.seed, 0, 0
-        coverage: Counter = Counter()
-        reached: set = set()
-        wanted = {s.name for s in proto.sometimes()}
-        # the budget, stretched (up to 5x) while a `sometimes` property is still unreached (a loaded machine)
-        while (time.monotonic() - t0 < b["walk"]
-               or (not wanted <= reached and time.monotonic() - t0 < 5 * b["walk"])):
-            res = walk(proto, seed, b["walk_steps"], record_trace=True)
-            runs += 1
-            steps += res.steps
-            coverage.update(res.actions)
-            reached |= res.reached
-            if res.violation is not None:
-                init = initial_index(proto, seed)
-                sh = shrink_trace(proto, res.trace, res.violation.invariant, init, budget=2000)
-                v = _report_violation(ctx, proto, name, sh.violation, sh.actions, init, "walk", seed)
-                return CheckResult(f"walk:{name}", "random", False,
-                                   f"{v['invariant']} after {runs} runs (seed {seed}): {v['message']}",
-                                   reports=[v["report"]], violations=[v], figures={"action_coverage": dict(coverage)})
-            seed += 1
-        secs = time.monotonic() - t0
-        missed = sorted(wanted - reached)
-        summary = f"{runs} runs, {steps} steps, {steps / secs:,.0f} steps/s, no violation"
-        # no vacuous pass: a run that never reached a `sometimes` property did not exercise what it claims
-        return CheckResult(f"walk:{name}", "random", not missed,
-                           summary + (f"; VACUOUS: never reached {', '.join(missed)}" if missed else ""),
-                           figures={"action_coverage": dict(sorted(coverage.items())),
-                                    "steps_per_second": {name: round(steps / secs)}})
+        return walk_check(ctx, _build(ctx, name, walk=True), name)
     return run
 
 
+def walk_check(ctx: Context, proto, name: str) -> CheckResult:
+    """Seeded walks (seeds ctx.seed, ctx.seed+1, ...) of at most `walk_steps` steps until `walk_total`
+    steps are taken; while a `sometimes` property is still unreached, up to `walk_stretch` times as
+    many (counted: the same on every machine). The first violation, deadlock or crash is shrunk and
+    reported."""
+    from collections import Counter
+
+    from kverify.invariants.core import Violation
+    from kverify.model.shrink import DEADLOCK, shrink_trace
+    from kverify.model.walk import initial_index, walk
+
+    b = profiles.budget(ctx.profile)
+    check = f"walk:{name}"
+    coverage: Counter = Counter()
+    reached: set = set()
+    wanted = [s.name for s in proto.sometimes()]
+    runs = steps = 0
+    cut = ""
+    while steps < b.walk_total * b.walk_stretch:
+        if steps >= b.walk_total and reached.issuperset(wanted):
+            break
+        if ctx.out_of_time():
+            cut = "--max-seconds"
+            break
+        seed = ctx.seed + runs
+        res = walk(proto, seed, b.walk_steps, record_trace=True)
+        runs += 1
+        steps += max(res.steps, 1)      # a walk that cannot move still counts, so the loop ends
+        coverage.update(res.actions)
+        reached |= res.reached
+        found = res.violation
+        if found is None and res.deadlock:
+            found = Violation(DEADLOCK, "no action is enabled in a state that must not be terminal", res.steps)
+        if found is not None:
+            init = initial_index(proto, seed)
+            try:
+                sh = shrink_trace(proto, res.trace, found.invariant, init, budget=SHRINK_BUDGET)
+                found, trace = sh.violation, sh.actions
+            except Exception:        # not reproducible by replay (e.g. a nondeterministic step): report it as found
+                trace = res.trace[:found.step_index] if found.invariant != DEADLOCK else res.trace
+            v = _report_violation(ctx, proto, name, found, trace, init, "walk", seed)
+            return _fail(check, "random", [v], f"{v['invariant']} in run {runs} (seed {seed}): {v['message']}",
+                         {"runs": runs, "steps": steps}, {"action_coverage": dict(sorted(coverage.items()))})
+    covered = {"runs": runs, "steps": steps, "sometimes_reached": len(reached & set(wanted)),
+               "sometimes": len(wanted)}
+    figures = {"action_coverage": dict(sorted(coverage.items()))}
+    scope = (f"{runs:,} runs, {steps:,} steps (budget {b.walk_total:,} steps, runs of <= {b.walk_steps}), "
+             f"seeds {ctx.seed}..{ctx.seed + runs - 1}")
+    missed = [w for w in wanted if w not in reached]
+    if cut:
+        return CheckResult(check, "random", INCONCLUSIVE, f"{scope}; cut by --max-seconds, no violation",
+                           covered=covered, figures=figures, cut=cut)
+    if missed:
+        # no vacuous pass: a run that never reached a `sometimes` property did not exercise what it claims
+        return CheckResult(check, "random", INCONCLUSIVE,
+                           f"{scope}, no violation; never reached {', '.join(missed)} (budget stretched {b.walk_stretch}x)",
+                           covered=covered, figures=figures, cut="sometimes never reached: " + ", ".join(missed))
+    return CheckResult(check, "random", PASS, f"{scope}, every sometimes reached ({len(wanted)}), no violation",
+                       covered=covered, figures=figures)
+
+
 def random_runs(profile: str) -> list:
-    return [_or_broken(f"walk:{m}", "random", m, _walk_check) for m in MODELS]
+    return [_or_broken(f"walk:{m}", "random", m, _walk_check) for m in models()]
 
 
 # --- Spark ----------------------------------------------------------------------------------------
-SPARK_RUNS = {"ci": 20_000, "deep": 1_000_000}
-
-
 def _spark(ctx: Context) -> CheckResult:
     """Seeded walks of the group model fanned out on Spark (local[*]): exactly-once accounting, no
     violation, and the throughput over the run (plotted in index.html)."""
     from kverify.spark.runner import SimConfig, simulate
     from kverify.spark.world import resolve
 
-    name, runs = "group", SPARK_RUNS[ctx.profile]
+    name, runs = "group", profiles.budget(ctx.profile).spark_runs
     world = resolve(name, {}, sorted(_model_behaviours(ctx, name)), steps=100)
     out = os.path.join(ctx.out_dir, "spark-group")
     try:
         res = simulate(SimConfig(world=world, runs=runs, out=out, seed=ctx.seed, engine="spark", progress=False))
     except Exception as exc:   # Java or Spark missing/broken: a failing check that says why
-        return CheckResult("spark:group", "random", False, f"Spark run could not start: {exc}")
+        return CheckResult("spark:group", "random", FAIL, f"Spark run could not start: {exc}")
     sm = res.summary
     series, prev = {}, (0.0, 0)
     for t, steps in res.timeline:
@@ -300,16 +454,21 @@ def _spark(ctx: Context) -> CheckResult:
             prev = (t, steps)
     viol = [{"invariant": r["invariant"], "signature": f"spark-{r['invariant']}-{r.get('seed')}",
              "report": r.get("path", ""), "message": f"{r.get('runs')} runs"} for r in sm["reports"] if "invariant" in r]
-    ok = sm["runs_completed"] == sm["runs_requested"] and not sm["violations"]
-    summary = (f"{sm['runs_completed']}/{sm['runs_requested']} runs, {sm['steps']} steps, "
-               f"{sm['steps_per_second']:,.0f} steps/s, {sm['distinct_abstract_states']} abstract states"
-               + (", no violation" if not sm["violations"] else f", violations {sm['violations']}"))
-    return CheckResult("spark:group", "random", ok, summary, reports=[v["report"] for v in viol if v["report"]],
-                       violations=viol, figures={"steps_per_second": series, "action_coverage": sm.get("actions", {})})
+    covered = {"runs": sm["runs_completed"], "steps": sm["steps"],
+               "abstract_states": sm["distinct_abstract_states"]}
+    figures = {"steps_per_second": series, "action_coverage": sm.get("actions", {})}
+    scope = (f"{sm['runs_completed']:,}/{sm['runs_requested']:,} runs, {sm['steps']:,} steps, "
+             f"{sm['distinct_abstract_states']:,} abstract states")
+    if sm["violations"] or viol:
+        return _fail("spark:group", "random", viol, f"{scope}, violations {sm['violations']}", covered, figures)
+    if sm["runs_completed"] != sm["runs_requested"]:
+        return CheckResult("spark:group", "random", INCONCLUSIVE, f"{scope}: not every run completed",
+                           covered=covered, figures=figures, cut="runs not completed")
+    return CheckResult("spark:group", "random", PASS, f"{scope}, no violation", covered=covered, figures=figures)
 
 
 def spark(profile: str) -> list:
-    return [Check("spark:group", "random", _spark)] if profile in SPARK_RUNS else []
+    return [Check("spark:group", "random", _spark)] if profiles.budget(profile).spark_runs else []
 
 
 def _or_broken(check_name: str, category: str, model: str, make) -> Check:
@@ -322,8 +481,8 @@ def _or_broken(check_name: str, category: str, model: str, make) -> Check:
         importlib.import_module(registry.ENTRIES[model].module)
     except ImportError as exc:
         msg = f"model {model!r} is registered but its module does not import: {exc}"
-        return Check(check_name, category, lambda ctx: CheckResult(check_name, category, False, msg))
+        return Check(check_name, category, lambda ctx: CheckResult(check_name, category, FAIL, msg))
     return Check(check_name, category, make(model))
 
 
-ALL = [assignors, conformance, z3, explorer, stateful, random_runs, spark]
+ALL = [assignors, conformance, z3, explorer, liveness, stateful, random_runs, spark]

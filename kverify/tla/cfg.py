@@ -127,7 +127,7 @@ def bound(model: str, cfg: Cfg) -> Bound:
     from kverify.model import registry
 
     where = os.path.basename(cfg.path)
-    spec_params = {k: v for k, v in registry.module_for(model).PARAMS.items() if k not in ENGINE_PARAMS}
+    spec_params = {k: v for k, v in registry.spec_for(model).params.items() if k not in ENGINE_PARAMS}
     supports = registry.supports(model)
     params, behaviours = {}, set()
     for const, value in cfg.constants.items():
@@ -166,7 +166,7 @@ def render(model: str, params: dict, behaviours=(), *, invariants=(), properties
     """A .cfg for `model` at a bound (the inverse of `bound`), used by the bench and tests."""
     from kverify.model import registry
 
-    spec_params = [k for k in registry.module_for(model).PARAMS if k not in ENGINE_PARAMS]
+    spec_params = [k for k in registry.spec_for(model).params if k not in ENGINE_PARAMS]
     full = registry.parse_params(model, {k: v for k, v in params.items()})
     lines = [f"\\* {comment}"] if comment else []
     lines.append("CONSTANTS")

@@ -1,11 +1,14 @@
 """TLC and the kverify explorer on the same bound, compared.
 
 The bound is the .cfg (kverify/tla/cfg.py turns its CONSTANTS into the model's parameters and
-behaviours); symmetry is off on both sides unless the .cfg has a SYMMETRY line. They agree when:
-- neither finds a violation, both searches complete, and the distinct-state counts are equal;
-- or both find one, and TLC's counterexample has the length of the explorer's shortest one and
-  violates one of the invariants the explorer found broken at that length (with several broken at
-  the same depth TLC reports whichever it meets first).
+behaviours); symmetry is off on both sides unless the .cfg has a SYMMETRY line. They agree when
+1. the verdicts agree: neither finds a violation, both searches complete, and the distinct-state
+   counts are equal; or both find one, and TLC's counterexample has the length of the explorer's
+   shortest one and violates one of the invariants the explorer found broken at that length (with
+   several broken at the same depth TLC reports whichever it meets first); and
+2. the WHOLE state sets are equal, every invariant off on both sides (kverify/tla/states.py): a
+   rule that differs shows as the first differing state, with its shortest trace, even where no
+   verdict depends on it.
 The explorer runs with `graph=False`: the recoverability analysis and `sometimes` goals have no
 TLC counterpart here (TLC checks safety only in these specs).
 """
@@ -30,6 +33,7 @@ class Comparison:
     explored: object                   # kverify.model.explore.ExploreResult
     explore_seconds: float = 0.0
     differences: list = field(default_factory=list)
+    sets: object = None                # kverify.tla.states.SetComparison, None when not run
 
     @property
     def ok(self) -> bool:
@@ -48,7 +52,11 @@ class Comparison:
                 "differences": self.differences, "tlc": self.tlc.to_json(),
                 "explore": {"distinct_states": self.explored.distinct_states, "complete": self.explored.complete,
                             "seconds": round(self.explore_seconds, 3),
-                            "violations": [{"invariant": n, "trace_length": k} for n, k in self.python_violations()]}}
+                            "violations": [{"invariant": n, "trace_length": k} for n, k in self.python_violations()]},
+                "state_sets": None if self.sets is None else {
+                    "equal": self.sets.equal, "tlc": self.sets.tlc_states, "explorer": self.sets.python_states,
+                    "only_tlc": self.sets.only_tlc, "only_explorer": self.sets.only_python,
+                    "first_difference": self.sets.lines()[1:]}}
 
 
 def tlc_violation_name(res: runner.TlcResult):
@@ -93,12 +101,12 @@ def differences(tlc: runner.TlcResult, explored) -> list:
 
 
 def compare(model: str, cfg_path: str, spec_path: str | None = None, *, workers="1",
-            jvm_flags=runner.FAST_START_FLAGS, timeout=None, explain: bool = True) -> Comparison:
-    """Run both on the bound of `cfg_path`. With `explain`, a state-count difference is followed by
-    states only one side reaches (kverify/tla/states.py: a second TLC run with -dump)."""
+            jvm_flags=runner.FAST_START_FLAGS, timeout=None, sets: bool = True) -> Comparison:
+    """Run both on the bound of `cfg_path`: the verdicts, then (with `sets`) the whole state sets
+    with invariants off (a second TLC run, kverify/tla/states.py)."""
     from kverify.model import registry
     from kverify.model.explore import explore
-    from kverify.tla import models
+    from kverify.tla import models, states
 
     c = cfgmod.parse_file(cfg_path)
     b = cfgmod.bound(model, c)
@@ -110,11 +118,12 @@ def compare(model: str, cfg_path: str, spec_path: str | None = None, *, workers=
     res = explore(proto, symmetry=b.symmetry, graph=False)
     secs = time.monotonic() - t0
     diffs = differences(tlc, res)
-    if explain and any(d.startswith("distinct states:") for d in diffs):
-        from kverify.tla import states
-
+    set_cmp = None
+    if sets:
         try:
-            diffs += states.diff(model, cfg_path, spec_path)
-        except Exception as exc:    # the explanation is a bonus; the difference itself stands
-            diffs.append(f"(could not compare the state sets: {exc})")
-    return Comparison(model, spec_path, cfg_path, b.params, b.behaviours, tlc, res, secs, diffs)
+            set_cmp = states.compare_sets(model, cfg_path, spec_path, timeout=timeout)
+        except states.MappingError as exc:
+            diffs.append(f"state sets: {exc}")
+        else:
+            diffs += set_cmp.lines()
+    return Comparison(model, spec_path, cfg_path, b.params, b.behaviours, tlc, res, secs, diffs, set_cmp)

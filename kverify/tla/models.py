@@ -20,6 +20,7 @@ import glob
 import os
 from dataclasses import dataclass
 
+from kverify.model.search import ActionNames, ExactStore, search
 from kverify.tla import cfg as cfgmod
 from kverify.tla import names
 from kverify.tla import spec as specmod
@@ -56,8 +57,7 @@ def cfg_files(model: str) -> list:
 def _fields(model: str) -> tuple:
     from kverify.model import registry
 
-    mod = registry.module_for(model)
-    declared = getattr(mod, "STATE_FIELDS", None)
+    declared = registry.spec_for(model).state_fields
     return tuple(declared) if declared is not None else FALLBACK_FIELDS[model]
 
 
@@ -80,42 +80,28 @@ def expected_variables(model: str, state=None) -> tuple[list, list]:
             out += sub_vars
             problems += [f"{p} (inside {model}'s field {f[0]})" for p in sub_problems]
         else:
-            out.append(RENAME.get((model, f), f))
+            out.append(RENAME.get((model, f), names.field_to_tla(f)))
     return out, problems
 
 
 def python_actions(model: str, bounds=None, limit: int = 300_000) -> set:
     """Action names the model takes: ACTION_NAMES if declared, else those seen over `bounds`
-    (default: the spec's .cfg bounds), by a plain BFS without invariant checks."""
+    (default: the spec's .cfg bounds), by the one BFS loop (model/search/) without invariant checks."""
     from kverify.model import registry
 
-    declared = getattr(registry.module_for(model), "ACTION_NAMES", None)
+    declared = registry.spec_for(model).action_names
     if declared is not None:
         return set(declared)
     if bounds is None:
         bounds = [cfgmod.bound(model, cfgmod.parse_file(p)) for p in cfg_files(model)]
-    seen_names = set()
+    names_seen = ActionNames()
     for b in bounds:
-        p = registry.build(model, b.params, b.behaviours)
-        seen = set()
-        frontier = []
-        for s in p.init_states():
-            if s not in seen:
-                seen.add(s)
-                frontier.append(s)
-        while frontier:
-            nxt = []
-            for s in frontier:
-                for a in p.actions(s):
-                    seen_names.add(a[0])
-                    t = p.step(s, a)
-                    if t not in seen:
-                        seen.add(t)
-                        nxt.append(t)
-                        if len(seen) > limit:
-                            raise ValueError(f"bound of {model} too large to collect action names (> {limit} states)")
-            frontier = nxt
-    return seen_names
+        run = search(registry.build(model, b.params, b.behaviours), ExactStore(), [names_seen], max_states=limit + 1)
+        if run.stopped:
+            raise ValueError(f"bound of {model} too large to collect action names (> {limit} states)")
+        for _idx, _action, v in run.found.values():
+            raise ValueError(f"{model}: {v.invariant}: {v.message}")
+    return names_seen.names
 
 
 @dataclass
@@ -231,7 +217,7 @@ def differences(py: PythonSide, info: specmod.ModuleInfo, cfgs=()) -> list:
     # constants: exactly the parameters (minus engine settings) and the supported behaviours
     from kverify.model import registry
 
-    want = {names.param_to_tla(k) for k in registry.module_for(py.model).PARAMS if k not in cfgmod.ENGINE_PARAMS}
+    want = {names.param_to_tla(k) for k in registry.spec_for(py.model).params if k not in cfgmod.ENGINE_PARAMS}
     want |= {names.kebab_to_tla(b) for b in registry.supports(py.model)}
     have = set(info.constants)
     for c in sorted(want - have):

@@ -4,6 +4,7 @@ r"""The one mapping between kverify names and TLA+ identifiers (TLA+ identifiers
   CommittedOffsetSafety, i-dur <-> IDur, kafka-12890-no-sync-barrier <-> Kafka12890NoSyncBarrier,
   isr-shrinks-to-leader-min-isr-1 <-> IsrShrinksToLeaderMinIsr1;
 - actions (snake_case) <-> CamelCase: join_timeout <-> JoinTimeout, inc_hw <-> IncHw;
+- state fields (snake_case) <-> variables (lowerCamelCase): next_record <-> nextRecord;
 - model parameters (snake_case) <-> UPPER_CASE: max_generation <-> MAX_GENERATION (upper case keeps
   them apart from actions: the group model has both a `failover` parameter and action);
 - a step invariant X is checked by TLC through the temporal property `AlwaysX == [][X]_vars`;
@@ -56,6 +57,17 @@ def action_to_tla(name: str) -> str:
 
 def tla_to_action(ident: str) -> str:
     return "_".join(_split_camel(ident))
+
+
+def field_to_tla(name: str) -> str:
+    """A Python state field (snake_case) -> its TLA+ variable or record field (lowerCamelCase):
+    next_record <-> nextRecord, coord <-> coord."""
+    tla = action_to_tla(name)
+    return tla[:1].lower() + tla[1:]
+
+
+def tla_to_field(ident: str) -> str:
+    return tla_to_action(ident[:1].upper() + ident[1:])
 
 
 def param_to_tla(name: str) -> str:

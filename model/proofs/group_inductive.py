@@ -1,12 +1,15 @@
 """The group model's safety properties proved inductive with Z3, for every member count up to 8.
 
-The encoding below is the transition relation of model/group.py written symbolically: one function
-per Python action (named in a comment), each returning (guard, next state, completed-a-join).
+The encoding below is the transition relation of model/group.py written symbolically: one method
+`enc_<action>` per action of the model's ActionTable (model/group.py `ACTIONS`), each returning
+(guard, next state, completed-a-join, extra); `Enc.actions` walks that table with the model's own
+argument domains, and an `Enc` refuses to exist when an action has no encoding or an encoding no
+action, so the action lists cannot drift.
 States are flat dicts of Z3 terms: coordinator fields, per-slot client fields, offsets, the
 persisted group record, the budgets and, with `unclean-election`, the record before the last
 append (`prev`). Ghost fields that no rule reads are abstracted: `delivered` (a list pruned to
 reloadable generations) becomes `dmax`, the highest generation still listed (-1 if none), pruned by
-the same rule; budget[3] (commit_gen, only for a `sometimes` property) is dropped. Budgets and
+the same rule; budget.commit_generation (only for a `sometimes` property) is dropped. Budgets and
 `max_generation` are symbolic (any value), so the proof covers every budget.
 
 Bound: 8 member slots and 1..2 partitions (3 partitions also proves, in about twice the time).
@@ -35,6 +38,8 @@ unclean-election 0.9 (falsified, depth 4) / 10.0 (proved) / 1.3 (falsified, dept
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import z3
 
 from kverify.invariants.group import COMPLETING, EMPTY, PREPARING, STABLE
@@ -53,6 +58,13 @@ NO_BUMP = "no-generation-bump"
 UNCLEAN = "unclean-election"
 
 
+class _Bounds(NamedTuple):
+    """What the model's action domains read from a model (model/group.py `_slots`, `_partitions`)."""
+
+    slot_args: tuple
+    part_args: tuple
+
+
 class Enc:
     """Symbolic group model for n slots, p partitions and a set of behaviours."""
 
@@ -65,6 +77,10 @@ class Enc:
         self.unclean = UNCLEAN in behaviours and failover
         self.failover, self.admin = failover, admin
         self.maxgen = z3.Int("max_generation")
+        self.bounds = _Bounds(tuple((m,) for m in range(n)), tuple((q,) for q in range(p)))
+        missing = self.check_actions()
+        if missing:
+            raise ValueError("the Z3 encoding and model/group.py's actions differ: " + "; ".join(missing))
 
     # --- state layout ---------------------------------------------------------------------------
     def fields(self):
@@ -134,7 +150,7 @@ class Enc:
         return t
 
     def assign_of(self, mem):
-        """GroupModel._assign: partition q goes to the (q mod k)-th member of the sorted members."""
+        """GroupModel.assign: partition q goes to the (q mod k)-th member of the sorted members."""
         n, p = self.n, self.p
         k = z3.Sum([z3.If(self.mbit(mem, i), 1, 0) for i in range(n)])
         out = []
@@ -148,11 +164,11 @@ class Enc:
         return out
 
     def unresponsive(self, s, mask):
-        """GroupModel._unresponsive."""
+        """GroupModel.unresponsive."""
         return z3.Or([z3.And(self.mbit(mask, i), z3.Or(s[f"st{i}"] == DOWN, s[f"fl{i}"] != RUN)) for i in range(self.n)])
 
     def hb_error(self, s, m):
-        """GroupModel._heartbeat_error."""
+        """GroupModel.heartbeat_error."""
         return z3.Or(z3.Not(self.mbit(s["mem"], m)), s[f"cg{m}"] != s["gen"],
                      z3.Or(s["cs"] == PREPARING, s["cs"] == PREP_INITIAL))
 
@@ -176,7 +192,7 @@ class Enc:
         return t
 
     def prune(self, t, newest):
-        """GroupModel._prune on the ghost dmax (`newest`: max listed generation before pruning)."""
+        """GroupModel.prune on the ghost dmax (`newest`: max listed generation before pruning)."""
         low = t["pg"] if not self.unclean else z3.If(t["qg"] < t["pg"], t["qg"], t["pg"])
         t = dict(t)
         t["dmax"] = z3.If(newest >= low, newest, z3.IntVal(-1))
@@ -189,9 +205,9 @@ class Enc:
             t[f"a{i}"] = self.P(0)
         return t
 
-    # --- coordinator rules (model/group.py GroupModel._remove/_prepare/_complete/...) ---------------
+    # --- coordinator rules (model/group.py GroupModel.remove/prepare/complete_join/...) ---------------
     def remove(self, s, m):
-        """GroupModel._remove."""
+        """GroupModel.remove."""
         t = dict(s)
         clear = self.M(~(1 << m) & ((1 << self.n) - 1))
         t["mem"] = s["mem"] & clear
@@ -201,7 +217,7 @@ class Enc:
         return t
 
     def prepare(self, s):
-        """GroupModel._prepare."""
+        """GroupModel.prepare."""
         completing = s["cs"] == COMPLETING
         t = dict(s)
         for i in range(self.n):
@@ -216,16 +232,13 @@ class Enc:
         return t
 
     def complete(self, s):
-        """GroupModel._complete (onCompleteJoin)."""
+        """GroupModel.complete_join (onCompleteJoin)."""
         mem = s["mem"] & s["awt"]
         leader = s["leader"]
         in_mem = self.has_bit(mem, leader)
-        if self.keep_leader:
-            keep = z3.And(leader >= 0, mem != 0)
-            leader = z3.If(keep, leader, z3.If(z3.Or(leader < 0, z3.Not(in_mem)),
-                                               z3.If(mem != 0, self.lowest(mem), leader), leader))
-        else:
-            leader = z3.If(z3.Or(leader < 0, z3.Not(in_mem)), z3.If(mem != 0, self.lowest(mem), z3.IntVal(-1)), leader)
+        # GroupModel.new_leader: kept if it rejoined (or, with leader-not-reelected, while it is set)
+        kept = z3.Or(in_mem, z3.And(leader >= 0, z3.BoolVal(self.keep_leader)))
+        leader = z3.If(kept, leader, self.lowest(mem))
         ngen = s["gen"] if self.no_bump else s["gen"] + 1
         # no member rejoined: Empty, persisted
         e = self.no_assign(dict(s))
@@ -246,12 +259,12 @@ class Enc:
         return self.ite(mem == 0, e, c)
 
     def maybe_complete(self, s):
-        """GroupModel._maybe_complete: returns (state, completed)."""
+        """GroupModel.maybe_complete: returns (state, completed)."""
         cond = z3.And(s["cs"] == PREPARING, (s["mem"] & ~s["awt"]) == 0)
         return self.ite(cond, self.complete(s), s), cond
 
     def join(self, s, m):
-        """GroupModel._join."""
+        """GroupModel.handle_join."""
         bit = self.M(1 << m)
         known = self.mbit(s["mem"], m)
         prep = z3.Or(s["cs"] == PREPARING, s["cs"] == PREP_INITIAL)
@@ -274,12 +287,12 @@ class Enc:
         return self.maybe_complete(self.ite(known, known_t, u))
 
     def after_removal(self, s):
-        """GroupModel._after_removal."""
+        """GroupModel.after_removal."""
         t = self.ite(z3.Or(s["cs"] == STABLE, s["cs"] == COMPLETING), self.prepare(s), s)
         return self.maybe_complete(t)
 
     def load(self, s, src):
-        """GroupModel._load from a record src = (gen, members, leader, has assignment, assignment) and offsets."""
+        """GroupModel.load from a record src = (gen, members, leader, has assignment, assignment) and offsets."""
         gen, pm, pl, ph, pa, offs = src
         t = dict(s)
         loaded = pm != 0
@@ -309,107 +322,163 @@ class Enc:
         return self.set_client(t, m, st=z3.IntVal(DOWN), cg=z3.IntVal(-1), own=self.P(0), fl=z3.IntVal(RUN),
                                act=z3.IntVal(-1), inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0))
 
-    # --- actions: each returns (guard, next state, completed) -------------------------------------
-    def actions(self, s):
-        """Every action of GroupModel.actions(), as (label, guard, next, completed, extra)."""
-        n, p = self.n, self.p
-        F = z3.BoolVal(False)
-        env_ok = s["gen"] < self.maxgen
-        out = []
-        for m in range(n):
-            st, fl = s[f"st{m}"], s[f"fl{m}"]
-            member = self.mbit(s["mem"], m)
-            parked = self.mbit(s["awt"] | s["sw"], m)
-            # GroupModel._a_commit_arrives
-            ig, ip = s[f"ig{m}"], s[f"ip{m}"]
-            ok = self.commit_ok(s, m, ig)
-            good = self.set_client(dict(s), m, inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0))
-            for q in range(p):
-                good[f"off{q}"] = s[f"off{q}"] + z3.If(z3.Extract(q, q, ip) == 1, 1, 0)
-            good = self.save_prev(s, good)
-            refused_drop = z3.And(st == CSTABLE, s[f"cg{m}"] == ig)
-            bad = self.set_client(dict(s), m, inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0),
-                                  st=z3.If(refused_drop, IDLE, st), own=z3.If(refused_drop, self.P(0), s[f"own{m}"]))
-            out.append((f"commit_arrives m{m}", ("commit_arrives", m), s[f"inf{m}"], self.ite(ok, good, bad), F,
-                        {"accepted": ok, "member": m}))
-            # GroupModel._a_start (+ _join)
-            t = self.set_client(dict(s), m, st=z3.IntVal(IDLE), cg=z3.IntVal(-1), own=self.P(0), fl=z3.IntVal(RUN),
-                                act=z3.IntVal(-1), inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0))
-            t["ev"] = s["ev"] - 1
-            t, done = self.join(t, m)
-            out.append((f"start m{m}", ("start", m), z3.And(st == DOWN, s["ev"] > 0, env_ok, z3.Not(member)), t, done, {}))
-            # GroupModel._a_expire
-            t, done = self.after_removal(self.remove(s, m))
-            g = z3.And(member, z3.Not(parked), z3.Or(st == DOWN, fl == PAUSED))
-            out.append((f"expire m{m}", ("expire", m), g, t, done, {}))
-            alive_run = z3.And(st != DOWN, fl == RUN)
-            # GroupModel._a_join
-            t, done = self.join(s, m)
-            out.append((f"join m{m}", ("join", m), z3.And(alive_run, st == IDLE), t, done, {}))
-            # GroupModel._a_rejoin
-            out.append((f"rejoin m{m}", ("rejoin", m), z3.And(alive_run, st == CSTABLE, self.hb_error(s, m)), t, done, {}))
-            # GroupModel._a_sync
-            out.append((f"sync m{m}", ("sync", m), z3.And(alive_run, st == SYNCING), self.sync(s, m), F, {}))
-            # GroupModel._a_commit
-            t = self.set_client(dict(s), m, inf=z3.BoolVal(True), ig=s[f"cg{m}"], ip=s[f"own{m}"])
-            t["co"] = s["co"] - 1
-            out.append((f"commit m{m}", ("commit", m), z3.And(alive_run, st == CSTABLE, s[f"own{m}"] != 0, s["co"] > 0,
-                                                               z3.Not(s[f"inf{m}"])), t, F, {}))
-            # GroupModel._a_leave
-            t = self.down(dict(s), m)
-            t["ev"] = s["ev"] - 1
-            t, done = self.after_removal(self.remove(t, m))
-            out.append((f"leave m{m}", ("leave", m), z3.And(alive_run, st == CSTABLE, s["ev"] > 0, env_ok, member), t, done, {}))
-            faulty = z3.And(s["fa"] > 0, env_ok)
-            # GroupModel._a_pause / _a_stall / _a_resume / _a_crash
-            t = self.set_client(dict(s), m, fl=z3.IntVal(PAUSED))
-            t["fa"] = s["fa"] - 1
-            out.append((f"pause m{m}", ("pause", m), z3.And(alive_run, faulty), t, F, {}))
-            t = self.set_client(dict(s), m, fl=z3.IntVal(STALLED))
-            t["fa"] = s["fa"] - 1
-            out.append((f"stall m{m}", ("stall", m), z3.And(alive_run, st == SYNCING, faulty), t, F, {}))
-            t = self.set_client(dict(s), m, fl=z3.IntVal(RUN))
-            out.append((f"resume m{m}", ("resume", m), z3.And(st != DOWN, fl == PAUSED), t, F, {}))
-            t = self.down(dict(s), m)
-            t["fa"] = s["fa"] - 1
-            out.append((f"crash m{m}", ("crash", m), z3.And(st != DOWN, faulty), t, F, {}))
-        # GroupModel._a_join_timeout
-        t = self.complete(s)
+    # --- actions: one encoding per action of model/group.py's ActionTable, same name ----------------
+    # `enc_<name>(s, *args)` -> (guard, next state, completed a join, extra), or None when the action
+    # cannot happen under this encoding's settings (the model's guard is then always false).
+    # `actions(s)` walks the model's table, so the two action lists cannot drift: `check_actions()`
+    # (run at construction) refuses a table action without an encoding, and an encoding of no action.
+    def env_ok(self, s):
+        return s["gen"] < self.maxgen
+
+    def faulty(self, s):
+        return z3.And(s["fa"] > 0, self.env_ok(s))
+
+    def alive_run(self, s, m):
+        return z3.And(s[f"st{m}"] != DOWN, s[f"fl{m}"] == RUN)
+
+    def enc_commit_arrives(self, s, m):
+        ig, ip = s[f"ig{m}"], s[f"ip{m}"]
+        st = s[f"st{m}"]
+        ok = self.commit_ok(s, m, ig)
+        good = self.set_client(dict(s), m, inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0))
+        for q in range(self.p):
+            good[f"off{q}"] = s[f"off{q}"] + z3.If(z3.Extract(q, q, ip) == 1, 1, 0)
+        good = self.save_prev(s, good)
+        refused_drop = z3.And(st == CSTABLE, s[f"cg{m}"] == ig)
+        bad = self.set_client(dict(s), m, inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0),
+                              st=z3.If(refused_drop, IDLE, st), own=z3.If(refused_drop, self.P(0), s[f"own{m}"]))
+        return s[f"inf{m}"], self.ite(ok, good, bad), z3.BoolVal(False), {"accepted": ok, "member": m}
+
+    def enc_start(self, s, m):
+        t = self.set_client(dict(s), m, st=z3.IntVal(IDLE), cg=z3.IntVal(-1), own=self.P(0), fl=z3.IntVal(RUN),
+                            act=z3.IntVal(-1), inf=z3.BoolVal(False), ig=z3.IntVal(0), ip=self.P(0))
+        t["ev"] = s["ev"] - 1
+        t, done = self.join(t, m)
+        return z3.And(s[f"st{m}"] == DOWN, s["ev"] > 0, self.env_ok(s), z3.Not(self.mbit(s["mem"], m))), t, done, {}
+
+    def enc_expire(self, s, m):
+        t, done = self.after_removal(self.remove(s, m))
+        g = z3.And(self.mbit(s["mem"], m), z3.Not(self.mbit(s["awt"] | s["sw"], m)),
+                   z3.Or(s[f"st{m}"] == DOWN, s[f"fl{m}"] == PAUSED))
+        return g, t, done, {}
+
+    def enc_join(self, s, m):
+        t, done = self.join(s, m)
+        return z3.And(self.alive_run(s, m), s[f"st{m}"] == IDLE), t, done, {}
+
+    def enc_sync(self, s, m):
+        return z3.And(self.alive_run(s, m), s[f"st{m}"] == SYNCING), self.sync(s, m), z3.BoolVal(False), {}
+
+    def enc_rejoin(self, s, m):
+        t, done = self.join(s, m)
+        return z3.And(self.alive_run(s, m), s[f"st{m}"] == CSTABLE, self.hb_error(s, m)), t, done, {}
+
+    def enc_commit(self, s, m):
+        t = self.set_client(dict(s), m, inf=z3.BoolVal(True), ig=s[f"cg{m}"], ip=s[f"own{m}"])
+        t["co"] = s["co"] - 1
+        g = z3.And(self.alive_run(s, m), s[f"st{m}"] == CSTABLE, s[f"own{m}"] != 0, s["co"] > 0, z3.Not(s[f"inf{m}"]))
+        return g, t, z3.BoolVal(False), {}
+
+    def enc_leave(self, s, m):
+        t = self.down(dict(s), m)
+        t["ev"] = s["ev"] - 1
+        t, done = self.after_removal(self.remove(t, m))
+        g = z3.And(self.alive_run(s, m), s[f"st{m}"] == CSTABLE, s["ev"] > 0, self.env_ok(s), self.mbit(s["mem"], m))
+        return g, t, done, {}
+
+    def _flagged(self, s, m, flag):
+        t = self.set_client(dict(s), m, fl=z3.IntVal(flag))
+        t["fa"] = s["fa"] - 1
+        return t
+
+    def enc_pause(self, s, m):
+        return z3.And(self.alive_run(s, m), self.faulty(s)), self._flagged(s, m, PAUSED), z3.BoolVal(False), {}
+
+    def enc_stall(self, s, m):
+        g = z3.And(self.alive_run(s, m), s[f"st{m}"] == SYNCING, self.faulty(s))
+        return g, self._flagged(s, m, STALLED), z3.BoolVal(False), {}
+
+    def enc_resume(self, s, m):
+        t = self.set_client(dict(s), m, fl=z3.IntVal(RUN))
+        return z3.And(s[f"st{m}"] != DOWN, s[f"fl{m}"] == PAUSED), t, z3.BoolVal(False), {}
+
+    def enc_crash(self, s, m):
+        t = self.down(dict(s), m)
+        t["fa"] = s["fa"] - 1
+        return z3.And(s[f"st{m}"] != DOWN, self.faulty(s)), t, z3.BoolVal(False), {}
+
+    def enc_join_timeout(self, s):
         g = z3.Or(s["cs"] == PREP_INITIAL, z3.And(s["cs"] == PREPARING, self.unresponsive(s, s["mem"] & ~s["awt"])))
-        out.append(("join_timeout", ("join_timeout",), g, t, z3.BoolVal(True), {}))
-        # GroupModel._a_sync_timeout
-        if not self.no_barrier:
-            t = dict(s)
-            for m in range(n):
-                t = self.ite(self.mbit(s["pend"], m), self.remove(t, m), t)
-            t, done = self.maybe_complete(self.prepare(t))
-            g = z3.And(z3.Or(s["cs"] == COMPLETING, s["cs"] == STABLE), self.unresponsive(s, s["pend"]))
-            out.append(("sync_timeout", ("sync_timeout",), g, t, done, {}))
-        # GroupModel._a_admin_reset
-        if self.admin:
-            for q in range(p):
-                t = self.save_prev(s, dict(s))
-                t[f"off{q}"] = z3.IntVal(0)
-                t["co"] = s["co"] - 1
-                out.append((f"admin_reset p{q}", ("admin_reset", q), z3.And(s["co"] > 0, s["cs"] == EMPTY, s[f"off{q}"] != 0),
-                            t, F, {"reset": q}))
-        if self.failover:
-            faulty = z3.And(s["fa"] > 0, env_ok)
-            # GroupModel._a_failover
-            src = (s["pg"], s["pm"], s["pl"], s["ph"], [s[f"pa{i}"] for i in range(n)], [s[f"off{q}"] for q in range(p)])
-            out.append(("failover", ("failover",), faulty, self.load(s, src), F, {"reload": True}))
-            if self.unclean:
-                # GroupModel._a_unclean_failover
-                src = (s["qg"], s["qm"], s["ql"], s["qh"], [s[f"qa{i}"] for i in range(n)], [s[f"qo{q}"] for q in range(p)])
-                differs = z3.Not(z3.And([a == b for a, b in zip(
-                    [s["qg"], s["qm"], s["ql"], s["qh"]] + src[4] + src[5],
-                    [s["pg"], s["pm"], s["pl"], s["ph"]] + [s[f"pa{i}"] for i in range(n)] + [s[f"off{q}"] for q in range(p)])]))
-                out.append(("unclean_failover", ("unclean_failover",), z3.And(faulty, differs), self.load(s, src), F,
-                            {"reload": True}))
+        return g, self.complete(s), z3.BoolVal(True), {}
+
+    def enc_sync_timeout(self, s):
+        if self.no_barrier:
+            return None
+        t = dict(s)
+        for m in range(self.n):
+            t = self.ite(self.mbit(s["pend"], m), self.remove(t, m), t)
+        t, done = self.maybe_complete(self.prepare(t))
+        g = z3.And(z3.Or(s["cs"] == COMPLETING, s["cs"] == STABLE), self.unresponsive(s, s["pend"]))
+        return g, t, done, {}
+
+    def enc_admin_reset(self, s, q):
+        if not self.admin:
+            return None
+        t = self.save_prev(s, dict(s))
+        t[f"off{q}"] = z3.IntVal(0)
+        t["co"] = s["co"] - 1
+        return z3.And(s["co"] > 0, s["cs"] == EMPTY, s[f"off{q}"] != 0), t, z3.BoolVal(False), {"reset": q}
+
+    def _record(self, s, prefix):
+        """(gen, members, leader, has assignment, assignment, offsets) of the persisted record
+        (prefix p) or of the one before the last append (prefix q)."""
+        off = "off" if prefix == "p" else "qo"
+        return (s[f"{prefix}g"], s[f"{prefix}m"], s[f"{prefix}l"], s[f"{prefix}h"],
+                [s[f"{prefix}a{i}"] for i in range(self.n)], [s[f"{off}{q}"] for q in range(self.p)])
+
+    def enc_failover(self, s):
+        if not self.failover:
+            return None
+        return self.faulty(s), self.load(s, self._record(s, "p")), z3.BoolVal(False), {"reload": True}
+
+    def enc_unclean_failover(self, s):
+        if not (self.failover and self.unclean):
+            return None
+        src, cur = self._record(s, "q"), self._record(s, "p")
+        flat = lambda r: list(r[:4]) + r[4] + r[5]          # noqa: E731
+        differs = z3.Not(z3.And([a == b for a, b in zip(flat(src), flat(cur))]))
+        return z3.And(self.faulty(s), differs), self.load(s, src), z3.BoolVal(False), {"reload": True}
+
+    def check_actions(self) -> list:
+        """Names on one side only: model/group.py's ActionTable against this encoding's `enc_` methods."""
+        from kverify.model.group import ACTIONS
+
+        encoded = {k[len("enc_"):] for k in dir(type(self)) if k.startswith("enc_")}
+        table = set(ACTIONS.names())
+        return ([f"model/group.py action {a!r} has no encoding enc_{a}" for a in sorted(table - encoded)]
+                + [f"encoding enc_{a} is no action of model/group.py" for a in sorted(encoded - table)])
+
+    def actions(self, s):
+        """Every action of GroupModel.actions(), in the model's table order, as
+        (label, action, guard, next, completed, extra)."""
+        from kverify.model.group import ACTIONS
+
+        out = []
+        for action in ACTIONS.actions:
+            encode = getattr(self, "enc_" + action.name)
+            domain = action.domain(self.bounds, None)
+            prefix = "p" if domain is self.bounds.part_args else "m"
+            for args in domain:
+                got = encode(s, *args)
+                if got is None:
+                    continue
+                guard, nxt, done, extra = got
+                label = " ".join([action.name] + [f"{prefix}{a}" for a in args])
+                out.append((label, (action.name, *args), guard, nxt, done, extra))
         return out
 
     def sync(self, s, m):
-        """GroupModel._a_sync."""
+        """GroupModel.handle_sync."""
         bit = self.M(1 << m)
         member = self.mbit(s["mem"], m)
         refused = z3.Or(z3.Not(member), s[f"cg{m}"] != s["gen"], s["cs"] == PREPARING, s["cs"] == PREP_INITIAL)
@@ -617,26 +686,32 @@ STRENGTHENING_NAMES = ("domains", "no-assignment-is-zero", "down-clients-are-res
 # --- mapping to/from the Python model's states ------------------------------------------------------
 def values_of(state, n: int, p: int, unclean: bool = False) -> dict:
     """A model/group.py state as the encoding's field values (ghosts abstracted as documented)."""
-    coord, clients, offsets, persisted, budget, delivered, prev = state
-    cs, gen, leader, mem, awt, sw, pend, assign, epoch = coord
-    v = dict(cs=cs, gen=gen, leader=leader, mem=mem, awt=awt, sw=sw, pend=pend, ha=assign is not None, epoch=epoch)
+    from kverify.model.group import as_state
+
+    s = as_state(state)
+    c = s.coord
+    v = dict(cs=c.state, gen=c.generation, leader=c.leader, mem=c.members, awt=c.awaiting_join, sw=c.awaiting_sync,
+             pend=c.pending_sync, ha=c.assignment is not None, epoch=c.epoch)
     for i in range(n):
-        v[f"a{i}"] = assign[i] if assign is not None else 0
-        st, cg, own, fl, act, inf = clients[i]
-        v.update({f"st{i}": st, f"cg{i}": cg, f"own{i}": own, f"fl{i}": fl, f"act{i}": act, f"inf{i}": bool(inf),
-                  f"ig{i}": inf[0] if inf else 0, f"ip{i}": inf[1] if inf else 0})
+        v[f"a{i}"] = c.assignment[i] if c.assignment is not None else 0
+        cl = s.clients[i]
+        v.update({f"st{i}": cl.status, f"cg{i}": cl.generation, f"own{i}": cl.owned, f"fl{i}": cl.flag,
+                  f"act{i}": cl.acted, f"inf{i}": bool(cl.inflight),
+                  f"ig{i}": cl.inflight.generation if cl.inflight else 0,
+                  f"ip{i}": cl.inflight.partitions if cl.inflight else 0})
     for q in range(p):
-        v[f"off{q}"] = offsets[q]
-    pg, pm, pl, pa = persisted
-    v.update(pg=pg, pm=pm, pl=pl, ph=pa is not None)
+        v[f"off{q}"] = s.offsets[q]
+    r = s.persisted
+    v.update(pg=r.generation, pm=r.members, pl=r.leader, ph=r.assignment is not None)
     for i in range(n):
-        v[f"pa{i}"] = pa[i] if pa is not None else 0
-    v.update(ev=budget[0], fa=budget[1], co=budget[2], dmax=max((g for g, _ in delivered), default=-1))
+        v[f"pa{i}"] = r.assignment[i] if r.assignment is not None else 0
+    v.update(ev=s.budget.events, fa=s.budget.faults, co=s.budget.commits,
+             dmax=max((d.generation for d in s.delivered), default=-1))
     if unclean:
-        (qg, qm, ql, qa), qo = prev
-        v.update(qg=qg, qm=qm, ql=ql, qh=qa is not None)
+        q_r, qo = s.prev.record, s.prev.offsets
+        v.update(qg=q_r.generation, qm=q_r.members, ql=q_r.leader, qh=q_r.assignment is not None)
         for i in range(n):
-            v[f"qa{i}"] = qa[i] if qa is not None else 0
+            v[f"qa{i}"] = q_r.assignment[i] if q_r.assignment is not None else 0
         for q in range(p):
             v[f"qo{q}"] = qo[q]
     return v

@@ -81,6 +81,18 @@ EPOCHS = 2         # symbolic epochs budget <= EPOCHS; leader epochs <= EPOCHS +
 REPLICAS = (2, 3)
 
 ENCODED = frozenset({B.UNCLEAN_ELECTION, B.TRUNCATE_TO_HW, B.ISR_SHRINKS_TO_LEADER})
+# The encoding's actions against model/replication.py's action table (R.ACTIONS): `apply_stale` is the
+# encoding's name for applying a request of an older controller generation (Python: `apply`); actions
+# that only a behaviour outside ENCODED enables are not encoded (obligations over it give `unknown`).
+MODEL_ACTION = {"apply_stale": "apply"}
+NOT_ENCODED = {"fetch_hw": B.HW_BEFORE_TRUNCATE}
+
+
+def encoded_action_names(enc: "Enc") -> frozenset:
+    """The model/replication.py action names the encoding `enc` has transitions for."""
+    return frozenset(MODEL_ACTION.get(action[0], action[0]) for _, action, _, _ in enc.actions(enc.state("s")))
+
+
 BUDGETS = ("maxrec", "maxep", "maxcr", "maxlo", "maxal", "maxfo", "maxun", "minisr", "initisr")
 
 
@@ -671,51 +683,57 @@ class Enc:
 
 # --- mapping to/from the Python model's states ------------------------------------------------------
 def values_of(state, n: int, L: int = LOG, E: int = EPOCHS) -> dict:
-    """A model/replication.py state as the encoding's field values (abstractions as documented)."""
-    reps, ctrl, reqs, zombie, hist = state
+    """A model/replication.py state (`R.State`) as the encoding's field values (abstractions as documented)."""
+    c = state.controller
     v = {}
-    for r, rep in enumerate(reps):
-        log = rep[R.LOG]
+    for r, rep in enumerate(state.replicas):
+        log = rep.log
         if len(log) > L:
             raise ValueError(f"log of {len(log)} records exceeds the encoding's bound {L}")
-        v[f"al{r}"], v[f"len{r}"] = rep[R.ALIVE], len(log)
+        v[f"al{r}"], v[f"len{r}"] = rep.alive, len(log)
         for k in range(L):
-            e, i = log[k] if k < len(log) else (0, 0)
-            v[f"le{r}_{k}"], v[f"li{r}_{k}"] = e, i
-        pd = rep[R.PEND]
-        pd = (pd & R.MASK) | (1 << n if pd & R.APPLIED else 0) | (1 << (n + 1) if pd & R.STALE else 0)
-        v.update({f"hw{r}": rep[R.HW], f"ep{r}": rep[R.EP], f"pep{r}": rep[R.PEP], f"cep{r}": rep[R.CEP],
-                  f"ldr{r}": rep[R.LDR], f"tr{r}": rep[R.TRUNC], f"isr{r}": rep[R.ISR], f"pd{r}": pd,
-                  f"leso{r}": rep[R.LESO], f"since{r}": rep[R.SINCE]})
-    v.update(cl=ctrl[R.C_LDR], ce=ctrl[R.C_EP], ci=ctrl[R.C_ISR], cel=ctrl[R.C_ELR], cp=ctrl[R.C_PEP], cc=ctrl[R.C_CEP])
+            rec = log[k] if k < len(log) else R.Record(0, 0)
+            v[f"le{r}_{k}"], v[f"li{r}_{k}"] = rec.epoch, rec.id
+        alter = rep.alter
+        pd = alter.isr | (1 << n if alter.applied else 0) | (1 << (n + 1) if alter.stale else 0) if alter.isr else 0
+        v.update({f"hw{r}": rep.hw, f"ep{r}": rep.leader_epoch, f"pep{r}": rep.partition_epoch,
+                  f"cep{r}": rep.controller_epoch, f"ldr{r}": rep.leader, f"tr{r}": rep.must_truncate,
+                  f"isr{r}": rep.isr, f"pd{r}": pd, f"leso{r}": rep.leso, f"since{r}": rep.leading_since})
+    v.update(cl=c.leader, ce=c.leader_epoch, ci=c.isr, cel=c.elr, cp=c.partition_epoch, cc=c.controller_epoch)
     slots = {}
-    for ldr, ep, isr, pep, cep in reqs:
+    for q in state.requests:
         # one request per leader epoch <= the controller's comes from the controller (the latest
         # generation's); the others (a zombie controller's) are covered by `apply_stale`
-        if ep <= ctrl[R.C_EP] and (ep not in slots or cep > slots[ep][3]):
-            if not 0 <= ep < E + 2:
-                raise ValueError(f"request epoch {ep} not representable")
-            slots[ep] = (ldr, isr, pep, cep)
+        if q.leader_epoch <= c.leader_epoch and (q.leader_epoch not in slots
+                                                 or q.controller_epoch > slots[q.leader_epoch].controller_epoch):
+            if not 0 <= q.leader_epoch < E + 2:
+                raise ValueError(f"request epoch {q.leader_epoch} not representable")
+            slots[q.leader_epoch] = q
     for e in range(E + 2):
-        ldr, isr, pep, cep = slots.get(e, (0, 0, 0, ctrl[R.C_CEP]))
-        v.update({f"qh{e}": e in slots, f"qo{e}": cep < ctrl[R.C_CEP], f"ql{e}": ldr, f"qi{e}": isr, f"qp{e}": pep})
-    if zombie is None:
+        q = slots.get(e, R.LeaderAndIsr(0, e, 0, 0, c.controller_epoch))
+        v.update({f"qh{e}": e in slots, f"qo{e}": q.controller_epoch < c.controller_epoch, f"ql{e}": q.leader,
+                  f"qi{e}": q.isr, f"qp{e}": q.partition_epoch})
+    z = state.zombie
+    if z is None:
         v.update(zh=False, zl=0, ze=0, zi=0)
     else:
-        v.update(zh=True, zl=zombie[0], ze=zombie[1], zi=zombie[2])
-    committed = hist[R.H_COMMITTED]
-    v["nx"], v["cn"] = hist[R.H_NEXT], len(committed)
+        v.update(zh=True, zl=z.leader, ze=z.leader_epoch, zi=z.isr)
+    committed = state.committed
+    v["nx"], v["cn"] = state.next_record, len(committed)
     first, conflict = {}, False
-    for o, rec in hist[R.H_ACKED]:
-        if o in first and first[o] != rec:
+    for a in state.acked:
+        if a.offset in first and first[a.offset] != a.record:
             conflict = True
-        first.setdefault(o, rec)
+        first.setdefault(a.offset, a.record)
+    none = R.Record(0, 0)
     for k in range(L):
-        v[f"ce_{k}"], v[f"ci_{k}"] = committed[k] if k < len(committed) else (0, 0)
+        rec = committed[k] if k < len(committed) else none
+        v[f"ce_{k}"], v[f"ci_{k}"] = rec.epoch, rec.id
         v[f"ak{k}"] = k in first
-        v[f"ake{k}"], v[f"aki{k}"] = first.get(k, (0, 0))
+        v[f"ake{k}"], v[f"aki{k}"] = first.get(k, none).epoch, first.get(k, none).id
     v["akx"] = conflict
-    v.update(hc=hist[R.H_CRASHES], hl=hist[R.H_LOSSY], hu=hist[R.H_UNCLEAN], ha=hist[R.H_ALTERS], hf=hist[R.H_FAILOVERS])
+    sp = state.spent
+    v.update(hc=sp.crashes, hl=sp.lossy, hu=sp.unclean, ha=sp.alters, hf=sp.failovers)
     return v
 
 
@@ -757,8 +775,8 @@ def python_action(state, action):
     """The model/replication.py action for an encoding action over the Python `state`."""
     if action[0] == "apply":
         _, r, e = action
-        for i, q in enumerate(state[2]):
-            if q[1] == e and q[4] == state[1][R.C_CEP]:
+        for i, q in enumerate(state.requests):
+            if q.leader_epoch == e and q.controller_epoch == state.controller.controller_epoch:
                 return ("apply", r, i)
         raise ValueError(f"no request of leader epoch {e} from the current controller")
     if action[0] == "apply_stale":

@@ -17,15 +17,16 @@ from kverify.certify import properties as P
 from kverify.certify.scenarios import Group
 from kverify.invariants.core import Invariant, Sometimes
 from kverify.model.protocol import Protocol
+from kverify.model.spec import ModelSpec, Param
 
 PARAMS = {
-    "assignor": ("cooperative-sticky", "built-in assignor: range, roundrobin, sticky, cooperative-sticky"),
-    "members": (2, "members at the start (ids c0, c1, ...)"),
-    "max_members": (3, "members at most"),
-    "partitions": (2, "partitions of each of the two topics at the start"),
-    "max_events": (3, "membership/topic events at most"),
-    "max_rounds": (4, "rebalances at most"),
-    "recreate": (False, "topics may be re-created smaller while members still claim the old partitions "
+    "assignor": Param("cooperative-sticky", "built-in assignor: range, roundrobin, sticky, cooperative-sticky"),
+    "members": Param(2, "members at the start (ids c0, c1, ...)", lo=1),
+    "max_members": Param(3, "members at most", lo=1),
+    "partitions": Param(2, "partitions of each of the two topics at the start", lo=0),
+    "max_events": Param(3, "membership/topic events at most", lo=0),
+    "max_rounds": Param(4, "rebalances at most", lo=0),
+    "recreate": Param(False, "topics may be re-created smaller while members still claim the old partitions "
                         "(robustness input Kafka 3.9's sticky assignors do not survive; see assignors.md fact 8)"),
 }
 SUPPORTS = frozenset({"kafka-12984-double-claim", "kafka-14639-stale-owner-ignored"})
@@ -205,3 +206,7 @@ def _checker(fn, cooperative, in_stale_rounds: bool):
 
 def make(params: dict, behaviours: frozenset) -> AssignorRounds:
     return AssignorRounds(params, behaviours)
+
+
+SPEC = ModelSpec(name="assignor-rounds", make=make, params=PARAMS, supports=SUPPORTS,
+                 check=lambda p: "max_members must be >= members" if p["max_members"] < p["members"] else None)

@@ -58,7 +58,6 @@ slots changes which member gets which partition.
 """
 from __future__ import annotations
 
-from collections import deque
 from typing import Optional
 
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
@@ -71,36 +70,38 @@ from kverify.impl.member import Member, MemberConfig
 from kverify.impl.member import behaviours as MB
 from kverify.impl.member.codec import CodecError, decode_assignment
 from kverify.invariants.core import Invariant, Sometimes, Violation
-from kverify.invariants.group import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE, VALID_PREVIOUS,
+from kverify.invariants.group import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE,
                                       Abandon, ClientView, CommitEvent, GroupView, Handover, consumer_invariants,
                                       group_invariants, group_sometimes)
 from kverify.model.protocol import Protocol
+from kverify.model.spec import ModelSpec, Param
 from kverify.model.worlds import KeyedState
 from kverify.model.worlds.network import REQ, RESP, Net
 
 PARAMS = {
-    "members": (2, "consumer processes (slots m0..)"),
-    "partitions": (1, "partitions of the one subscribed topic"),
-    "protocol": ("eager", "rebalance protocol: eager (range assignor) or cooperative (cooperative-sticky)"),
-    "static": (False, "members set group.instance.id (static membership)"),
-    "group": ("group", "group id (its hash picks the coordinator's offsets partition)"),
-    "events": (2, "budget of process starts, restarts and leaves"),
-    "faults": (1, "budget of crashes and pauses"),
-    "losses": (0, "budget of lost messages"),
-    "ticks": (0, "budget of time jumps at any moment (0: time passes only by `settle`, when nothing else can happen)"),
-    "settle_ticks": (8, "extra time jumps once `ticks` is spent, only when nothing else can happen and the group is not settled (lets a rebalance finish: recoverability); every fault (crash, pause, lost message) and every resume refills them"),
-    "commits": (1, "budget of offset commits sent"),
-    "max_generation": (3, "no events, faults or losses once the group generation reaches this"),
-    "max_offset": (1, "log end offset of every partition (bounds consumer positions)"),
-    "fifo": (True, "FIFO per connection (TCP); False = any in-flight message may overtake"),
-    "tick_choices": (1, "how many of the next distinct deadlines a tick may jump to"),
-    "request_timeouts": (False, "request timeouts are tick targets too (time may also pass them on other ticks)"),
-    "synchronous": (False, "the abstract model's assumptions (used by refinement, model/refine.py): timers fire only while no message to or from a running member is in flight except stragglers, and only stragglers are lost (JoinGroup, SyncGroup and LeaveGroup messages but a JoinGroup without member id and a SyncGroup answer with an assignment; none with static members); no MEMBER_ID_REQUIRED interleaving (nor a pause or crash during that round trip); no leave while the coordinator holds the process's JoinGroup/SyncGroup parked; a crash, leave or restart loses the requests not yet delivered"),
-    "expiration": (False, "coordinator offset expiry task on (retention below, checked every `retention_check_ms`)"),
-    "retention_ms": (1000, "offsets retention when expiration is on"),
-    "retention_check_ms": (5000, "interval of the coordinator's offset expiry task (offsets.retention.check.interval.ms)"),
-    "auto_commit_ms": (0, "enable.auto.commit with this auto.commit.interval.ms (0 = off: the application commits with `commit`)"),
-    "commit_on_revoke": (False, "the application commits synchronously in onPartitionsRevoked"),
+    "members": Param(2, "consumer processes (slots m0..)", lo=1, hi=8),
+    "partitions": Param(1, "partitions of the one subscribed topic", lo=1, hi=6),
+    "protocol": Param("eager", "rebalance protocol: eager (range assignor) or cooperative (cooperative-sticky)",
+                      choices=("eager", "cooperative")),
+    "static": Param(False, "members set group.instance.id (static membership)"),
+    "group": Param("group", "group id (its hash picks the coordinator's offsets partition)"),
+    "events": Param(2, "budget of process starts, restarts and leaves", lo=0),
+    "faults": Param(1, "budget of crashes and pauses", lo=0),
+    "losses": Param(0, "budget of lost messages", lo=0),
+    "ticks": Param(0, "budget of time jumps at any moment (0: time passes only by `settle`, when nothing else can happen)", lo=0),
+    "settle_ticks": Param(8, "extra time jumps once `ticks` is spent, only when nothing else can happen and the group is not settled (lets a rebalance finish: recoverability); every fault (crash, pause, lost message) and every resume refills them", lo=0),
+    "commits": Param(1, "budget of offset commits sent", lo=0),
+    "max_generation": Param(3, "no events, faults or losses once the group generation reaches this", lo=0),
+    "max_offset": Param(1, "log end offset of every partition (bounds consumer positions)", lo=0),
+    "fifo": Param(True, "FIFO per connection (TCP); False = any in-flight message may overtake"),
+    "tick_choices": Param(1, "how many of the next distinct deadlines a tick may jump to", lo=1),
+    "request_timeouts": Param(False, "request timeouts are tick targets too (time may also pass them on other ticks)"),
+    "synchronous": Param(False, "the abstract model's assumptions (used by refinement, model/refine.py): timers fire only while no message to or from a running member is in flight except stragglers, and only stragglers are lost (JoinGroup, SyncGroup and LeaveGroup messages but a JoinGroup without member id and a SyncGroup answer with an assignment; none with static members); no MEMBER_ID_REQUIRED interleaving (nor a pause or crash during that round trip); no leave while the coordinator holds the process's JoinGroup/SyncGroup parked; a crash, leave or restart loses the requests not yet delivered"),
+    "expiration": Param(False, "coordinator offset expiry task on (retention below, checked every `retention_check_ms`)"),
+    "retention_ms": Param(1000, "offsets retention when expiration is on"),
+    "retention_check_ms": Param(5000, "interval of the coordinator's offset expiry task (offsets.retention.check.interval.ms)", lo=1),
+    "auto_commit_ms": Param(0, "enable.auto.commit with this auto.commit.interval.ms (0 = off: the application commits with `commit`)", lo=0),
+    "commit_on_revoke": Param(False, "the application commits synchronously in onPartitionsRevoked"),
 }
 
 # Behaviours the world can exercise (each goes to the component it belongs to). Not here: kafka-12890
@@ -163,6 +164,10 @@ MEMBER_ACTIONS = ("start", "restart", "poll", "commit", "leave", "crash", "pause
 
 def make(params: dict, behaviours: frozenset) -> "GroupWorld":
     return GroupWorld(params, behaviours)
+
+
+SPEC = ModelSpec(name="group-world", make=make, params=PARAMS, supports=SUPPORTS, walk_params=WALK_PARAMS,
+                 hunt_params=HUNT_PARAMS)
 
 
 _UNSET = object()
@@ -269,26 +274,11 @@ class GroupWorld(Protocol):
     name = "group-world"
 
     def __init__(self, params: dict, behaviours: frozenset = frozenset()):
-        full = {k: v[0] for k, v in PARAMS.items()}
-        full.update(params or {})
-        self.params = full
+        full = params                      # complete and validated by the registry (SPEC)
+        self.params = dict(full)
         self.behaviours = frozenset(behaviours)
         self.n = int(full["members"])
         self.p = int(full["partitions"])
-        if not 1 <= self.n <= 8:
-            raise ValueError("group-world: members must be between 1 and 8")
-        if not 1 <= self.p <= 6:
-            raise ValueError("group-world: partitions must be between 1 and 6")
-        if full["protocol"] not in ("eager", "cooperative"):
-            raise ValueError("group-world: protocol must be eager or cooperative")
-        for key in ("events", "faults", "losses", "ticks", "commits", "max_generation", "max_offset", "settle_ticks",
-                    "auto_commit_ms"):
-            if int(full[key]) < 0:
-                raise ValueError(f"group-world: {key} must be >= 0")
-        if int(full["retention_check_ms"]) < 1:
-            raise ValueError("group-world: retention_check_ms must be >= 1")
-        if int(full["tick_choices"]) < 1:
-            raise ValueError("group-world: tick_choices must be >= 1")
         self.group_id = str(full["group"])
         self.fifo = bool(full["fifo"])
         self.max_gen = int(full["max_generation"])
@@ -764,12 +754,7 @@ class GroupWorld(Protocol):
         persisted = s.persisted
         if log.last is not None and log.last.group_id == self.group_id:
             persisted = self._persisted(log.last)
-        passed = ()
-        if before is not None and after is not None:
-            passed = _passed(STATE_CODES[before.state], STATE_CODES[after.state],
-                             after.generation_id - before.generation_id)
-        elif before is None and after is not None and after.state != "Empty":
-            passed = _passed(EMPTY, STATE_CODES[after.state], after.generation_id)
+        passed = _passed(coord.last_transitions, self.group_id, before, after)
         coord._log = None   # the recording log belongs to this step only
         answers, counts = s.answers, s.counts
         if self.synchronous:    # ghosts only refinement reads: elsewhere they would only split equal states
@@ -1256,39 +1241,22 @@ def _offset(g, tp) -> int:
     return 0
 
 
-# legal successors of each state; Empty and Dead last, so that among equally short explanations the
-# one through the rebalance states is preferred (e.g. Preparing -> Completing -> Preparing in a tick)
-_NEXT = {src: tuple(dst for dst, prevs in sorted(VALID_PREVIOUS.items(), key=lambda kv: (kv[0] in (EMPTY, DEAD), kv[0]))
-                    if src in prevs)
-         for src in (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)}
-
-
-def _passed(src: int, dst: int, gen_delta: int) -> tuple:
-    """The group states passed strictly between `src` and `dst` inside one step, inferred as the
-    shortest legal path with `gen_delta` completed joins (Preparing -> Completing/Empty), else the
-    shortest legal path. Exact for the coordinator's steps (see docs/notes/requests.md: asked coord
-    to expose the transitions themselves)."""
-    if src == dst and gen_delta == 0:
-        return ()
-    best_any = None
-    start = (src, 0, ())
-    queue = deque([start])
-    seen = {(src, 0)}
-    while queue:
-        state, done, path = queue.popleft()
-        if len(path) > 4:
-            break
-        for nxt in _NEXT[state]:
-            if nxt == state:
-                continue
-            d = done + (1 if state == PREPARING and nxt in (COMPLETING, EMPTY) else 0)
-            if nxt == dst:
-                if d == gen_delta:
-                    return path
-                if best_any is None:
-                    best_any = path
-            key = (nxt, d)
-            if key not in seen and d <= max(gen_delta, 0) + 1:
-                seen.add(key)
-                queue.append((nxt, d, path + (nxt,)))
-    return best_any if best_any is not None else ()
+def _passed(transitions, group_id, before, after) -> tuple:
+    """The group states one step passed through strictly between its start and its end, read from the
+    coordinator's journal of the transitions it really made (`GroupCoordinator.last_transitions`), not
+    inferred: valid-state-transition and generation-monotonicity judge facts. A journal that does not
+    start where the step started (or end where it ended) keeps its own ends, so the invariant sees them."""
+    states = []
+    for gid, src, dst in transitions:
+        if gid != group_id:
+            continue
+        src, dst = STATE_CODES[src], STATE_CODES[dst]
+        if not states or states[-1] != src:
+            states.append(src)
+        states.append(dst)
+    start = STATE_CODES[before.state] if before is not None else EMPTY
+    if states and states[0] == start:
+        states = states[1:]
+    if states and after is not None and states[-1] == STATE_CODES[after.state]:
+        states = states[:-1]
+    return tuple(states)

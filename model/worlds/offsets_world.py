@@ -48,24 +48,25 @@ from kverify.invariants import offsets as OI
 from kverify.invariants import replication as RI
 from kverify.invariants.core import Sometimes
 from kverify.model.protocol import Protocol
+from kverify.model.spec import ModelSpec, Param
 from kverify.model.worlds import KeyedState
 from kverify.model.worlds import replication_world as RW
 
 PARAMS = {
-    "brokers": (3, "data brokers 1..N hosting __consumer_offsets-0 (2-5); broker 0 is the controller node"),
-    "rf": (0, "replication factor of the offsets partition (0 = min(3, brokers))"),
-    "min_isr": (2, "min.insync.replicas of __consumer_offsets"),
-    "init_isr": (0, "replicas in the initial ISR (0 = all); the others start down and come back as followers"),
-    "partitions": (1, "data partitions d-0.. whose offsets the group commits (1-2)"),
-    "commits": (1, "offset commits the client may send"),
-    "crashes": (1, "data-broker crashes allowed"),
-    "lossy": (0, "of which lossy (guarded as in replication-world)"),
-    "drops": (0, "controller-plane messages that may be lost"),
-    "ticks": (0, "time jumps past replica.lag.time.max.ms"),
-    "preferred": (0, "preferred replica elections of the offsets partition"),
-    "failovers": (0, "crashes of the dedicated controller node"),
-    "epochs": (3, "no new fault or elective election once the leader epoch reaches this"),
-    "lag_ms": (1000, "replica.lag.time.max.ms"),
+    "brokers": Param(3, "data brokers 1..N hosting __consumer_offsets-0 (2-5); broker 0 is the controller node", lo=2, hi=5),
+    "rf": Param(0, "replication factor of the offsets partition (0 = min(3, brokers))", lo=0),
+    "min_isr": Param(2, "min.insync.replicas of __consumer_offsets"),
+    "init_isr": Param(0, "replicas in the initial ISR (0 = all); the others start down and come back as followers", lo=0),
+    "partitions": Param(1, "data partitions d-0.. whose offsets the group commits (1-2)", lo=1, hi=2),
+    "commits": Param(1, "offset commits the client may send", lo=0),
+    "crashes": Param(1, "data-broker crashes allowed", lo=0),
+    "lossy": Param(0, "of which lossy (guarded as in replication-world)", lo=0),
+    "drops": Param(0, "controller-plane messages that may be lost", lo=0),
+    "ticks": Param(0, "time jumps past replica.lag.time.max.ms", lo=0),
+    "preferred": Param(0, "preferred replica elections of the offsets partition", lo=0),
+    "failovers": Param(0, "crashes of the dedicated controller node", lo=0),
+    "epochs": Param(3, "no new fault or elective election once the leader epoch reaches this"),
+    "lag_ms": Param(1000, "replica.lag.time.max.ms"),
 }
 
 SUPPORTS = frozenset({B.UNCLEAN_ELECTION, B.TRUNCATE_TO_HW})
@@ -84,6 +85,11 @@ OTP = (OFFSETS_TOPIC, 0)
 
 def make(params: dict, behaviours: frozenset = frozenset()) -> "OffsetsWorld":
     return OffsetsWorld(params, behaviours)
+
+
+# the cluster's parameters are replication-world's: its rules across them apply here too
+SPEC = ModelSpec(name="offsets-world", make=make, params=PARAMS, supports=SUPPORTS,
+                 check=lambda p: RW.check_params(dict(p, acks="-1")), hunt_params=HUNT)
 
 
 class OWState(KeyedState):
@@ -119,20 +125,15 @@ class OffsetsWorld(Protocol):
     memo_safe = True      # equal states: same actions, equal successors, same verdicts (model/walk.py)
 
     def __init__(self, params: dict, behaviours: frozenset = frozenset()):
-        full = {k: v[0] for k, v in PARAMS.items()}
-        full.update(params or {})
-        self.params = full
+        full = params                      # complete and validated by the registry (SPEC)
+        self.params = dict(full)
         self.behaviours = frozenset(behaviours)
         self.np = int(full["partitions"])
-        if not 1 <= self.np <= 2:
-            raise ValueError("offsets-world: partitions must be 1 or 2")
-        if int(full["commits"]) < 0:
-            raise ValueError("offsets-world: commits must be >= 0")
         # the cluster rules are replication-world's (same actions, budgets and guards)
         rparams = {k: full[k] for k in ("brokers", "rf", "min_isr", "init_isr", "crashes", "lossy", "drops", "ticks",
                                         "preferred", "failovers", "epochs", "lag_ms")}
         rparams.update(records=0, partitions=1, reassignments=0)
-        self.rules = RW.ReplicationWorld(rparams, self.behaviours)
+        self.rules = RW.ReplicationWorld(RW.SPEC.resolve(rparams), self.behaviours)
         self.n = self.rules.n
         self.data = tuple(TopicPartition(DATA_TOPIC, p) for p in range(self.np))
         self._invs = self._bind_invariants()

@@ -84,28 +84,29 @@ from kverify.impl.replication.replica import FOLLOWER, LEADER, OFFLINE
 from kverify.invariants import replication as RI
 from kverify.invariants.core import Invariant, Sometimes
 from kverify.model.protocol import Protocol
+from kverify.model.spec import ModelSpec, Param
 from kverify.model.worlds import KeyedState
 
 PARAMS = {
-    "brokers": (2, "data brokers 1..N (2-5); broker 0 is a dedicated controller node"),
-    "partitions": (1, "partitions of topic t (1-3)"),
-    "rf": (0, "replication factor (0 = min(3, brokers))"),
-    "min_isr": (2, "min.insync.replicas"),
-    "init_isr": (0, "replicas of each AR in the initial ISR (0 = all); the others were down at creation and "
-                    "start as followers outside the ISR"),
-    "records": (1, "records producers may write in total"),
-    "acks": ("-1", "acks settings a producer may use (comma separated, from -1, 0, 1)"),
-    "crashes": (1, "data-broker crashes allowed"),
-    "lossy": (0, "of which lossy (the unflushed suffix is lost); guarded, see the module docstring"),
-    "drops": (0, "controller-plane messages that may be lost"),
-    "ticks": (0, "time jumps past replica.lag.time.max.ms"),
-    "preferred": (0, "preferred replica elections"),
-    "reassignments": (0, "partition reassignments started"),
-    "failovers": (1, "controller failovers: the controller node crashes, or its session expires (a zombie)"),
-    "epochs": (3, "no new fault or elective election once a leader epoch reaches this"),
-    "fetch": ("atomic", "atomic: a follower's request and its answer are one step; split: separate steps; "
-                        "mixed: atomic, or the answer left in flight (one per follower)"),
-    "lag_ms": (1000, "replica.lag.time.max.ms"),
+    "brokers": Param(2, "data brokers 1..N (2-5); broker 0 is a dedicated controller node", lo=2, hi=5),
+    "partitions": Param(1, "partitions of topic t (1-3)", lo=1, hi=3),
+    "rf": Param(0, "replication factor (0 = min(3, brokers))", lo=0),
+    "min_isr": Param(2, "min.insync.replicas"),
+    "init_isr": Param(0, "replicas of each AR in the initial ISR (0 = all); the others were down at creation and "
+                    "start as followers outside the ISR", lo=0),
+    "records": Param(1, "records producers may write in total", lo=0),
+    "acks": Param("-1", "acks settings a producer may use (comma separated, from -1, 0, 1)"),
+    "crashes": Param(1, "data-broker crashes allowed", lo=0),
+    "lossy": Param(0, "of which lossy (the unflushed suffix is lost); guarded, see the module docstring", lo=0),
+    "drops": Param(0, "controller-plane messages that may be lost", lo=0),
+    "ticks": Param(0, "time jumps past replica.lag.time.max.ms", lo=0),
+    "preferred": Param(0, "preferred replica elections", lo=0),
+    "reassignments": Param(0, "partition reassignments started", lo=0),
+    "failovers": Param(1, "controller failovers: the controller node crashes, or its session expires (a zombie)", lo=0),
+    "epochs": Param(3, "no new fault or elective election once a leader epoch reaches this"),
+    "fetch": Param("atomic", "atomic: a follower's request and its answer are one step; split: separate steps; "
+                        "mixed: atomic, or the answer left in flight (one per follower)", choices=("atomic", "split", "mixed")),
+    "lag_ms": Param(1000, "replica.lag.time.max.ms"),
 }
 
 SUPPORTS = frozenset({
@@ -152,6 +153,31 @@ RECORDS, CRASHES, LOSSY, DROPS, TICKS, PREFERRED, REASSIGNS, FAILOVERS = range(8
 
 def make(params: dict, behaviours: frozenset = frozenset()) -> "ReplicationWorld":
     return ReplicationWorld(params, behaviours)
+
+
+def parse_acks(text) -> tuple:
+    """`"-1,1"` -> (-1, 1); () when it is not a non-empty comma-separated list of -1, 0, 1."""
+    try:
+        acks = tuple(int(a) for a in str(text).split(",") if a.strip())
+    except ValueError:
+        return ()
+    return acks if acks and all(a in (-1, 0, 1) for a in acks) else ()
+
+
+def check_params(p: dict):
+    """The rules across parameters (the registry reports the message as a one-line ModelError)."""
+    rf = p["rf"] or min(3, p["brokers"])
+    if rf > p["brokers"]:
+        return "rf must be between 1 and brokers"
+    if p["init_isr"] > rf:
+        return "init_isr must be between 0 and rf"
+    if not parse_acks(p["acks"]):
+        return "acks must be a comma-separated list of -1, 0, 1"
+    return None
+
+
+SPEC = ModelSpec(name="replication-world", make=make, params=PARAMS, supports=SUPPORTS, check=check_params,
+                 walk_params=WALK_PARAMS, hunt_params=HUNT)
 
 
 def _key_of(c: Cluster) -> tuple:
@@ -215,6 +241,22 @@ def view_of(c: Cluster, tp):
     return v if fix is None else v._replace(replicas=tuple(fix))
 
 
+def failover_view(c: Cluster, tp):
+    """invariants/liveness.py `FailoverView` of partition tp: the stored leader, whether its process runs
+    and acts as leader in the stored epoch, and the stored ISR members whose process runs."""
+    from kverify.invariants.liveness import FailoverView
+
+    st = c.store.states.get(tp)
+    if st is None:
+        return FailoverView(f"{tp[0]}-{tp[1]}", -1, False, False, ())
+    br = c.brokers.get(st.leader)
+    alive = br is not None and br.alive
+    r = br.replicas.get(tp) if alive else None
+    leading = r is not None and r.role == LEADER and r.leader_epoch == st.leader_epoch
+    live_isr = tuple(b for b in st.isr if b in c.brokers and c.brokers[b].alive)
+    return FailoverView(f"{tp[0]}-{tp[1]}", st.leader, alive, leading, live_isr)
+
+
 class RWState(KeyedState):
     """One world state: a cluster never mutated after construction, plus the remaining budgets."""
 
@@ -241,34 +283,15 @@ class ReplicationWorld(Protocol):
     memo_safe = True      # equal states: same actions, equal successors, same verdicts (model/walk.py)
 
     def __init__(self, params: dict, behaviours: frozenset = frozenset()):
-        full = {k: v[0] for k, v in PARAMS.items()}
-        full.update(params or {})
-        self.params = full
+        full = params                      # complete and validated by the registry (SPEC)
+        self.params = dict(full)
         self.behaviours = frozenset(behaviours)
         self.n = int(full["brokers"])
-        if not 2 <= self.n <= 5:
-            raise ValueError("replication-world: brokers must be between 2 and 5")
         self.np = int(full["partitions"])
-        if not 1 <= self.np <= 3:
-            raise ValueError("replication-world: partitions must be between 1 and 3")
         self.rf = int(full["rf"]) or min(3, self.n)
-        if not 1 <= self.rf <= self.n:
-            raise ValueError("replication-world: rf must be between 1 and brokers")
         self.min_isr = int(full["min_isr"])
         self.init_isr = int(full["init_isr"])
-        if not 0 <= self.init_isr <= self.rf:
-            raise ValueError("replication-world: init_isr must be between 0 and rf")
-        try:
-            self.acks = tuple(int(a) for a in str(full["acks"]).split(",") if a.strip())
-        except ValueError:
-            raise ValueError("replication-world: acks must be a comma-separated list of -1, 0, 1") from None
-        if not self.acks or any(a not in (-1, 0, 1) for a in self.acks):
-            raise ValueError("replication-world: acks must be a comma-separated list of -1, 0, 1")
-        for key in ("records", "crashes", "lossy", "drops", "ticks", "preferred", "reassignments", "failovers"):
-            if int(full[key]) < 0:
-                raise ValueError(f"replication-world: {key} must be >= 0")
-        if full["fetch"] not in ("atomic", "split", "mixed"):
-            raise ValueError("replication-world: fetch must be atomic, split or mixed")
+        self.acks = parse_acks(full["acks"])
         self.mode = full["fetch"]
         self.max_epoch = int(full["epochs"])
         self.lag = int(full["lag_ms"])
@@ -596,6 +619,18 @@ class ReplicationWorld(Protocol):
 
     def is_fault(self, action) -> bool:
         return action[0] in FAULTS
+
+    def liveness(self):
+        """Eventually properties (invariants/liveness.py), checked by model/search/liveness.py: a partition
+        whose leader failed is led again by a live in-sync replica without any broker restarting."""
+        from kverify.invariants import liveness as L
+
+        tps = self.tps
+
+        def pending(s: RWState):
+            return L.first_pending(L.failover_pending(failover_view(s.cluster, tp)) for tp in tps)
+        return (L.Eventually(L.LEADER_FAILOVER, L.LEADER_FAILOVER_STATEMENT, pending,
+                             excluded=lambda a: a[0] == "restart"),)
 
     def is_quiescent_good(self, s: RWState) -> bool:
         """Every partition has a live stored leader, or no live ISR member could lead it (offline
