@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml setup.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kverify needs Python >= 3.11 (set PYTHON=...)")'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip "setuptools>=77" wheel
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,tlc,clients,java]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,tlc,clients,java,bench]'
 	@touch $(STAMP)
 
 # exit 3 = nothing failed but some check was INCONCLUSIVE (the quick profile caps its searches; its summary

@@ -186,6 +186,15 @@ def epochs_bounded(v: CGView) -> Optional[str]:
     return None
 
 
+def client_epochs_valid(v: CGView) -> Optional[str]:
+    """A client that is in the group (joining, reconciling, acknowledging or stable) has a member
+    epoch >= 0: -1 and -2 are the leave epochs, which turn its heartbeats into leave requests."""
+    for c in v.clients:
+        if c.live and c.member_epoch < 0:
+            return f"client m{c.member_id} is active with member epoch {c.member_epoch}"
+    return None
+
+
 def empty_group_epochs_agree(v: CGView) -> Optional[str]:
     """An Empty group has its assignment epoch at its group epoch (KAFKA-20442's fix): a joiner then
     gets a target computed for its own epoch."""
@@ -255,7 +264,8 @@ def commits_at_current_epoch(a: CGView, b: CGView) -> Optional[str]:
 
     Deliberately not stated: "only for partitions the member still holds". Kafka 4.0-4.2 validate
     the member epoch only, and a member that goes UNREVOKED_PARTITIONS -> UNREVOKED_PARTITIONS keeps
-    its epoch after releasing a partition, so its commit sent before the release is accepted (the
+    its epoch after releasing a partition, so its commit sent before the release and arriving after
+    it (commitAsync, TxnOffsetCommit) is accepted (the
     explorer finds it in 11 steps at the default bound with that clause added); the per-partition
     assignment epochs added to Kafka's trunk later close that gap and are not modelled."""
     for c in b.accepted:
@@ -272,6 +282,7 @@ B19974 = "kafka-19974-unrevoked-epoch-bump"
 B19449 = "kafka-19449-own-revocation-unreleased"
 B19233 = "kafka-19233-no-epoch-zero-rejoin"
 B20442 = "kafka-20442-empty-group-assignment-epoch"
+B19335 = "kafka-19335-negative-epoch-joining"
 
 STATE_CHECKS = (
     ("target-legal", "the target assignment gives each partition to at most one member, only of topics it subscribes to",
@@ -285,6 +296,7 @@ STATE_CHECKS = (
     ("epochs-bounded", "member epochs and the assignment epoch never exceed the group epoch", epochs_bounded, ()),
     ("empty-group-epochs-agree", "an Empty group has its assignment epoch equal to its group epoch",
      empty_group_epochs_agree, (B20442,)),
+    ("client-epochs-valid", "a client in the group never has a negative member epoch", client_epochs_valid, (B19335,)),
 )
 STEP_CHECKS = (
     ("epochs-monotonic", "member epochs never decrease (coordinator side; client side except rejoin/leave)",

@@ -61,9 +61,31 @@ def failover_pending(v: FailoverView) -> Optional[str]:
             f"{list(v.live_isr)} are live")
 
 
+# --- (a') reassignment progress ---------------------------------------------------------------------
+REASSIGNMENT_COMPLETES = "reassignment-completes"
+REASSIGNMENT_COMPLETES_STATEMENT = ("a started partition reassignment completes (the target replica set becomes the "
+                                    "assignment) while every target replica is live, without a broker coming back")
+
+
+class ReassignView(NamedTuple):
+    """A partition's reassignment as the progress property reads it: `target` (None: none in
+    progress) and the target replicas whose broker process is running."""
+
+    partition: str
+    target: Optional[tuple]
+    live_targets: tuple
+
+
+def reassignment_pending(v: ReassignView) -> Optional[str]:
+    if v.target is None or len(v.live_targets) < len(v.target):
+        return None
+    return f"{v.partition}: the reassignment to {list(v.target)} has not completed"
+
+
 # --- (b) group stabilisation ------------------------------------------------------------------------
 GROUP_STABLE = "group-stabilises"
-GROUP_STABLE_STATEMENT = "a group whose members stay alive reaches Stable (every live member in it) once perturbations stop"
+GROUP_STABLE_STATEMENT = ("a group whose members stay alive reaches Stable with exactly its live members once "
+                         "perturbations stop")
 
 
 class GroupLiveView(NamedTuple):
@@ -80,7 +102,7 @@ class GroupLiveView(NamedTuple):
 def group_pending(v: GroupLiveView) -> Optional[str]:
     if not v.live or not v.coordinator_up:
         return None                     # nobody wants in, or no coordinator: nothing is owed
-    if v.state == "Stable" and set(v.live) <= set(v.members):
+    if v.state == "Stable" and set(v.live) == set(v.members):
         return None
     return f"group is {v.state} with members {list(v.members)} while {list(v.live)} are live"
 

@@ -53,9 +53,10 @@ class Action:
 class ActionTable:
     """A protocol's actions, in the order `actions()` yields them."""
 
-    __slots__ = ("actions", "by_name", "faults")
+    __slots__ = ("actions", "by_name", "faults", "_fast", "_fast_for")
 
     def __init__(self, actions: Sequence[Action]):
+        self._fast, self._fast_for = None, None
         self.actions = tuple(actions)
         self.by_name = {a.name: a for a in self.actions}
         if len(self.by_name) != len(self.actions):
@@ -67,6 +68,16 @@ class ActionTable:
         return frozenset(self.by_name)
 
     def enabled(self, proto, state) -> list:
+        """The enabled actions `(name, *args)`, in table order then domain order. Runs the compiled
+        enumerator (model/enumerator.py: the guards' bodies inlined) once it exists for the current
+        action list; `enabled_plain` is the reference it is checked against."""
+        if self._fast_for is not self.actions:
+            from kverify.model.enumerator import compile_enabled
+
+            self._fast, self._fast_for = compile_enabled(self.actions) or self.enabled_plain, self.actions
+        return self._fast(proto, state)
+
+    def enabled_plain(self, proto, state) -> list:
         out = []
         for a in self.actions:
             name = a.name

@@ -24,31 +24,50 @@ Rules followed (Kafka 4.x group-coordinator, as impl/consumer reads it; see its 
 - The client (Java consumer's MembershipManager states): JOINING sends epoch 0; an answer sets its
   epoch and target; RECONCILING revokes and assigns (`reconcile`), ACKNOWLEDGING reports its owned
   partitions, STABLE heartbeats; FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID -> it drops everything and
-  rejoins with epoch 0 and the same member id; leaving sends epoch -1 and ends UNSUBSCRIBED.
+  rejoins with epoch 0 and the same member id; leaving sends epoch -1 and is UNSUBSCRIBED once it is
+  sent (the answer is ignored; KAFKA-19335's fix: also by a client that subscribed again meanwhile).
+- Behaviours (SUPPORTS, names of impl/consumer/behaviours.py; HUNT_PARAMS: the zoo's bounds): the
+  rules before KAFKA-16147, -19974, -19449, -19233, -20442 and -19335, each caught by the explorer
+  with a shortest trace (tests/test_consumer_group_model.py).
 
 Abstractions (documented): a heartbeat request is handled by the coordinator in the step that sends
 it (a lost request is indistinguishable, for the client, from a lost answer after a handled request
 that changed nothing); its answer travels back on its own (`receive`, or `lose`: the client times out
-and heartbeats again, always with its full owned list); one heartbeat in flight per client; the
-client's revocation and assignment happen in one `reconcile` step (its auto-commit before
-revocation is the separate `commit`); a crashed process restarts (`restart`) only after its old
-member's session expired (`expire`), with the next member id of its slot (slot + members x
-incarnation); static members, regular-expression subscriptions, topic deletion and the rebalance
-timeout are not modelled (the session expiry of a live client, `expire_live`, stands for them).
+and heartbeats again with all fields); one heartbeat in flight per client. TopicPartitions is sent
+as the Java client sends it (ConsumerHeartbeatRequestManager.HeartbeatState): when joining, after a
+reset (lost answer, fence) and when the local assignment changed (a new epoch or partitions), else
+omitted, which the coordinator reads as "still owns everything" (ownsRevokedPartitions). A client
+RECONCILING finishes its reconciliation (revocation and assignment in one `reconcile` step) before its
+next heartbeat; allowing a heartbeat in between, with a lost answer making the client re-send its
+pre-reconciliation owned list, lets a partition reach a second member before the first one's
+reconciliation completes (7 steps; whether the Java client can do that is not settled here). A
+periodic heartbeat that would change nothing is not a step (as model/group.py). The auto-commit
+before revocation is the separate `commit` (sent while RECONCILING). A crashed process restarts
+(`restart`) only after its old member's session expired (`expire`), with the next member id of its
+slot (slot + members x incarnation). Static members, regular-expression subscriptions, topic
+deletion and the rebalance timeout are not modelled (`expire_live`, the session expiry of a live
+client, stands for them).
 
-Perturbations (one budget, `perturbations`): subscription changes, leaves, crashes, live session
-expiries, partitions added to a topic. Lost heartbeat answers have their own budget (`losses`).
+Finding (not a behaviour switch): Kafka 4.0-4.2 validate an OffsetCommit by member epoch only; a
+member going UNREVOKED_PARTITIONS -> UNREVOKED_PARTITIONS keeps its epoch after releasing a
+partition, so a commit it sent before the release and that arrives after it (commitAsync, or a
+TxnOffsetCommit; the model does not make revocation wait for the commit's answer) is accepted for a
+partition that may already belong to another member (11 steps at the default bound when commits-at-current-epoch also demands
+that the member still hold the partition); see invariants/consumer_group.py.
+
+Perturbations (one budget, `perturbations`): subscription changes, leaves, subscribing again after a
+leave, crashes, live session expiries, partitions added to a topic. Lost heartbeat answers have their own budget (`losses`).
 """
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
 from kverify.invariants.consumer_group import (
-    B16147, B19233, B19449, B19974, B20442, FENCED_MEMBER_EPOCH, G_ASSIGNING, G_EMPTY, G_RECONCILING,
+    B16147, B19233, B19335, B19449, B19974, B20442, FENCED_MEMBER_EPOCH, G_ASSIGNING, G_EMPTY, G_RECONCILING,
     G_STABLE, GROUP_STATE_NAMES, M_STABLE, MEMBER_STATE_NAMES, UNRELEASED, UNREVOKED, Answer as AnswerFact,
     CGView, ClientView, Commit as CommitFact, consumer_group_invariants, consumer_group_sometimes,
     topic_partitions)
-from kverify.model.actions import NO_ARGS, Action, ActionTable
+from kverify.model.actions import Action, ActionTable
 from kverify.model.protocol import Protocol
 from kverify.model.spec import ModelSpec, Param
 
@@ -64,7 +83,7 @@ PARAMS = {
     "grow": Param(True, "metadata changes: a topic may gain one partition (a perturbation)"),
 }
 
-SUPPORTS = frozenset({B16147, B19974, B19449, B19233, B20442})
+SUPPORTS = frozenset({B16147, B19974, B19449, B19233, B20442, B19335})
 
 # client states: the Java consumer's MemberState (FENCED and PREPARE_LEAVING pass within one step),
 # plus DOWN for a crashed process
@@ -385,10 +404,13 @@ def heartbeat_guard(g, s, m):
 
 
 def heartbeat(g, s, m):
+    """A LEAVING client is UNSUBSCRIBED as soon as its leave heartbeat is sent (the Java client does
+    not wait for that answer)."""
     c = s.clients[m]
     group, ans = g.handled(s, m)
     owned = reported_owned(c)
-    c = c._replace(answer=ans, inflight=True, reported=c.reported if owned is None else owned)
+    c = c._replace(state=UNSUBSCRIBED if c.state == LEAVING else c.state, answer=ans, inflight=True,
+                   reported=c.reported if owned is None else owned)
     return s._replace(group=group, clients=_set(s.clients, m, c))
 
 
@@ -401,14 +423,19 @@ def receive(g, s, m):
     c = s.clients[m]
     a = c.answer
     c = c._replace(answer=None, inflight=False)
-    if c.state == LEAVING:
-        c = c._replace(state=UNSUBSCRIBED, member_epoch=LEAVE_EPOCH, owned=0, assignment=0)
+    if c.state == UNSUBSCRIBED:
+        pass                                   # the answer to its leave heartbeat: nothing to do
     elif a.error != NONE:
         # FENCED: onPartitionsLost, then JOINING with epoch 0 and the same member id
         c = c._replace(state=JOINING, member_epoch=0, owned=0, assignment=0, reported=NOT_SENT)
+    elif a.member_epoch < 0:
+        # the late answer to a leave heartbeat reaching a client that subscribed again: ignored
+        # (KAFKA-19335's fix); before it, the client took epoch -1 and its join heartbeats were leaves
+        if g.negative_epoch_joining:
+            c = c._replace(member_epoch=a.member_epoch)
     else:
         state = STABLE if a.assignment == c.owned else RECONCILING
-        fresh = (a.member_epoch, a.assignment) != (c.member_epoch, c.assignment)
+        fresh = a.assignment != c.assignment
         # a new local assignment (epoch or partitions) is reported with the next heartbeat
         c = c._replace(state=state, member_epoch=a.member_epoch, assignment=a.assignment,
                        reported=NOT_SENT if fresh else c.reported)
@@ -497,6 +524,17 @@ def leave(g, s, m):
                                                             assignment=0)), budget=_perturb(s))
 
 
+def resubscribe_guard(g, s, m):
+    """The application subscribes again after unsubscribing (the same member id, epoch 0)."""
+    return s.budget.perturbations > 0 and s.clients[m].state == UNSUBSCRIBED
+
+
+def resubscribe(g, s, m):
+    c = s.clients[m]
+    return s._replace(clients=_set(s.clients, m, c._replace(state=JOINING, member_epoch=0, owned=0, assignment=0,
+                                                            reported=NOT_SENT)), budget=_perturb(s))
+
+
 def crash_guard(g, s, m):
     c = s.clients[m]
     return s.budget.perturbations > 0 and JOINING <= c.state <= STABLE
@@ -577,6 +615,7 @@ ACTIONS = ActionTable([
     Action("lose", lose_guard, lose, _slots, fault=True),
     Action("subscribe", subscribe_guard, subscribe, _subscriptions, fault=True),
     Action("leave", leave_guard, leave, _slots, fault=True),
+    Action("resubscribe", resubscribe_guard, resubscribe, _slots, fault=True),
     Action("crash", crash_guard, crash, _slots, fault=True),
     Action("expire_live", expire_live_guard, expire_live, _slots, fault=True),
     Action("add_partition", add_partition_guard, add_partition, _topic_args, fault=True),
@@ -604,6 +643,7 @@ class ConsumerGroupModel(Protocol):
         self.own_revocation_unreleased = B19449 in self.behaviours
         self.no_epoch_zero_rejoin = B19233 in self.behaviours
         self.empty_epoch_lag = B20442 in self.behaviours
+        self.negative_epoch_joining = B19335 in self.behaviours
         self.slot_args = tuple((m,) for m in range(self.n))
         self.topic_args = tuple((t,) for t in range(self.t))
         self.subscription_args = tuple((m, ts) for m in range(self.n) for ts in range(1, self.all_topics + 1))
@@ -780,13 +820,48 @@ class ConsumerGroupModel(Protocol):
         }
 
 
+def tla_state(proto: ConsumerGroupModel, s: ConsumerGroupState) -> dict:
+    """The state as specs/ConsumerGroup.tla's variables (kverify/tla/values.py forms): partitions and
+    topics as sets of numbers, members and targets as sets of records (their ids need not start at
+    0), "none" as the empty function <<>>, a reported owned set S as <<S>>."""
+    from kverify.tla.values import bits, fun, rec
+
+    def member(m):
+        return rec(memberId=m.member_id, state=MEMBER_STATE_NAMES[m.state], memberEpoch=m.member_epoch,
+                   previousMemberEpoch=m.previous_member_epoch, assigned=bits(m.assigned),
+                   pendingRevocation=bits(m.pending_revocation), subscribed=bits(m.subscribed))
+
+    def client(c):
+        return rec(state=CLIENT_STATE_NAMES[c.state], memberId=c.member_id, memberEpoch=c.member_epoch,
+                   owned=bits(c.owned), assignment=bits(c.assignment), subscribed=bits(c.subscribed),
+                   reported=() if c.reported == NOT_SENT else (bits(c.reported),),
+                   answer=() if c.answer is None else rec(error=c.answer.error, memberEpoch=c.answer.member_epoch,
+                                                          assignment=bits(c.answer.assignment)),
+                   inflight=c.inflight,
+                   commit=() if c.commit is None else rec(memberEpoch=c.commit.member_epoch,
+                                                          partitions=bits(c.commit.partitions)))
+
+    g = s.group
+    return {
+        "group": rec(groupEpoch=g.group_epoch, assignmentEpoch=g.assignment_epoch,
+                     members=frozenset(member(m) for m in g.members),
+                     target=frozenset(rec(memberId=t.member_id, partitions=bits(t.partitions)) for t in g.target),
+                     partitionEpochs=fun(dict(enumerate(g.partition_epochs))),
+                     subscriptionMetadata=fun(dict(enumerate(g.subscription_metadata)))),
+        "clients": fun(dict(enumerate(client(c) for c in s.clients))),
+        "topics": fun(dict(enumerate(s.topics))),
+        "budget": rec(perturbations=s.budget.perturbations, losses=s.budget.losses, commits=s.budget.commits),
+    }
+
+
 HUNT_PARAMS = {
     B16147: ({"perturbations": 1, "losses": 0, "commits": 0, "grow": False}, "explorer"),
     B19974: ({"perturbations": 1, "losses": 0, "commits": 0, "grow": False}, "explorer"),
     B19449: ({"perturbations": 1, "losses": 0, "commits": 0, "grow": False}, "explorer"),
-    B19233: ({"perturbations": 1, "losses": 2, "commits": 0, "grow": False}, "explorer"),
+    B19233: ({"perturbations": 0, "losses": 2, "commits": 0, "grow": False}, "explorer"),
     B20442: ({"perturbations": 1, "losses": 0, "commits": 0, "grow": False}, "explorer"),
+    B19335: ({"members": 1, "perturbations": 2, "losses": 0, "commits": 0, "grow": False}, "explorer"),
 }
 
 SPEC = ModelSpec(name="consumer-group", make=make, params=PARAMS, supports=SUPPORTS, state_fields=STATE_FIELDS,
-                 action_names=ACTION_NAMES, hunt_params=HUNT_PARAMS)
+                 action_names=ACTION_NAMES, hunt_params=HUNT_PARAMS, tla_state=tla_state)

@@ -34,10 +34,10 @@ from typing import Callable, Optional
 
 from kverify.invariants.core import Violation
 from kverify.model.protocol import Protocol, action_label
-from kverify.model.search import (DEADLOCK, RECOVERABLE, Deadlock, DepthCounter, ExactStore, FingerprintSet,  # noqa: F401
-                                  FingerprintStore, GraphBuilder, IndexedStore, Run, SometimesTracker,
-                                  StateInvariants, StepInvariants, Subsumption, SubsumptionStore, Visitor, Goal,
-                                  offers_subsumption, search)
+from kverify.model.search import (DEADLOCK, RECOVERABLE, Deadlock, DepthCounter, FingerprintStore, GraphBuilder,
+                                  Goal, IndexedStore, Run, SometimesTracker, StateInvariants, StepInvariants,
+                                  SubsumptionStore, offers_subsumption, search)
+from kverify.model.search.storage import FingerprintSet, Subsumption  # noqa: F401  (importable from here, as before)
 
 GRAPH_LIMIT = 100_000              # default: build the state graph only up to this many states (~1.3 KB each)
 

@@ -473,7 +473,7 @@ SPEC = ModelSpec(name="group", make=make, params=PARAMS, supports=SUPPORTS, stat
 
 class GroupModel(Protocol):
     name = "group"
-    table = ACTIONS
+    action_table = ACTIONS
 
     def __init__(self, params: dict, behaviours: frozenset = frozenset()):
         full = SPEC.resolve(params or {})
@@ -496,7 +496,8 @@ class GroupModel(Protocol):
         self._cv_cache = {}            # (id(coord), id(clients)) -> client views (parts are interned)
         self._view_cache = {}          # id(state) -> (state, view): the invariants share one view
         self._step_cache = (None, None, None, None)
-        self._entered = None           # when a list: group states entered during one step (step_views)
+        self._entered = None           # during a step: the group states it entered (prepare, complete_join)
+        self._last_step = (None, ())   # (the state the last step returned, the states it entered)
         self._invs = group_invariants(self.view, self.step_views)
         self._some = group_sometimes(self.view, self.n, failover=self.failover) + (
             Sometimes("commit-after-rebalance", "a member commit is accepted under generation 2 or later, "
@@ -522,7 +523,7 @@ class GroupModel(Protocol):
         return self._some
 
     def is_fault(self, action) -> bool:
-        return action[0] in FAULTS
+        return ACTIONS.is_fault(action)
 
     def participants(self):
         return tuple(f"member m{i}" for i in range(self.n)) + ("coordinator", "admin")
@@ -541,12 +542,15 @@ class GroupModel(Protocol):
         return ACTIONS.enabled(self, _named(s))
 
     def step(self, s, a):
+        entered = self._entered = []
         t = ACTIONS.step(self, _named(s), a)
         # intern the parts: states in the BFS frontier then share them (memory per state)
         intern = self._intern
         if len(intern) > 20_000:
             intern.clear()
-        return _new(GroupState, [intern.setdefault(x, x) for x in t])
+        t = _new(GroupState, [intern.setdefault(x, x) for x in t])
+        self._last_step = (t, entered)
+        return t
 
     # --- coordinator rules ---------------------------------------------------------------------
     @staticmethod
@@ -776,7 +780,7 @@ class GroupModel(Protocol):
             self._cv_cache[key] = (coord, clients, cv)
         v = GroupView(coord.epoch, PREPARING if coord.state == PREP_INITIAL else coord.state, coord.generation,
                       coord.leader, coord.members, coord.assignment, s.offsets, cv,
-                      tuple((d.generation, d.assignment) for d in s.delivered))
+                      s.delivered)            # Delivered(generation, assignment) pairs, as the view wants them
         cache = self._view_cache
         if len(cache) > 64:
             cache.clear()
@@ -797,13 +801,12 @@ class GroupModel(Protocol):
         name = action[0]
         pc, nc = prev_s.coord, next_s.coord
         if (pc.state != nc.state or pc.generation != nc.generation) and pc.epoch == nc.epoch:
-            # re-run the step recording the states it entered, to expose the intermediate ones
-            self._entered = []
-            try:
+            # the group states the step entered (recorded by `step`; re-run it when that was another step)
+            last, entered = self._last_step
+            if last is not next_s:
                 self.step(prev_s, action)
-                passed = tuple(self._entered[:-1])
-            finally:
-                self._entered = None
+                entered = self._last_step[1]
+            passed = tuple(entered[:-1])
             if passed:
                 b = b._replace(passed=passed)
         if name == "commit_arrives" and next_s.offsets != prev_s.offsets:

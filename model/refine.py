@@ -69,7 +69,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from kverify.impl.coordinator.messages import OffsetCommitRequest
 from kverify.invariants.core import Invariant, Violation
@@ -96,28 +96,32 @@ class RefinementError(ValueError):
 
 
 def refinable(world) -> bool:
-    """Whether a group-world configuration is inside what the abstract model describes."""
+    """Whether a group-world configuration (its complete, typed parameters) is inside what the
+    abstract model describes."""
     p = world.params
-    return (all(_coerce(p.get(k), v) == v for k, v in REQUIRED.items())
-            and int(p.get("partitions", 1)) <= MAX_PARTITIONS and int(p.get("members", 2)) <= MAX_MEMBERS
-            and not _static_with_losses(p))
+    return (all(p[k] == v for k, v in REQUIRED.items()) and p["partitions"] <= MAX_PARTITIONS
+            and p["members"] <= MAX_MEMBERS and not _static_with_losses(p))
 
 
 def refinement_params(world_params: dict, defaults: Optional[dict] = None) -> dict:
-    """The world parameters refinement runs with: defaults, then the given ones, plus REQUIRED
-    (a given value that clashes with REQUIRED is an error)."""
-    out = dict(defaults or {})
-    out.update(world_params or {})
+    """The world parameters refinement runs with: group-world's defaults, then `defaults`, then the
+    given ones (CLI strings or values), typed and range-checked by group-world's SPEC (the one
+    parameter parser), plus REQUIRED (a given value that clashes with REQUIRED is an error)."""
+    from kverify.model.worlds import group_world as GW
+
+    given = dict(world_params or {})
+    out = GW.SPEC.resolve({**(defaults or {}), **given})
+    typed = GW.SPEC.resolve(given)
     for key, value in REQUIRED.items():
-        if key in out and _coerce(out[key], value) != value:
-            raise RefinementError(f"refinement needs {key}={value} (the abstract model has no {key}={out[key]})")
+        if key in given and typed[key] != value:
+            raise RefinementError(f"refinement needs {key}={value} (the abstract model has no {key}={typed[key]})")
         out[key] = value
-    if int(out.get("partitions", 1)) > MAX_PARTITIONS:
+    if out["partitions"] > MAX_PARTITIONS:
         raise RefinementError(f"refinement needs partitions <= {MAX_PARTITIONS} (range = the model's assignor only there)")
-    if int(out.get("members", 2)) > MAX_MEMBERS:
+    if out["members"] > MAX_MEMBERS:
         raise RefinementError(f"refinement needs members <= {MAX_MEMBERS} (leader succession differs beyond)")
     if _static_with_losses(out):
-        if "losses" in (world_params or {}):
+        if "losses" in given:
             raise RefinementError("refinement with static members needs losses=0 (a static member that misses "
                                   "the join window stays in the group; the model drops it)")
         out["losses"] = 0
@@ -127,18 +131,7 @@ def refinement_params(world_params: dict, defaults: Optional[dict] = None) -> di
 def _static_with_losses(p) -> bool:
     """Static members with a loss budget: synchronous mode loses nothing then (see group-world's
     `_straggles`), so refinement asks for losses=0 rather than silently ignoring the budget."""
-    return _coerce(p.get("static", False), True) is True and int(p.get("losses", 0)) > 0
-
-
-def _coerce(raw, like):
-    if isinstance(like, bool) and isinstance(raw, str):
-        return raw.lower() in ("1", "true", "yes", "on")
-    if isinstance(like, int) and isinstance(raw, str):
-        try:
-            return int(raw)
-        except ValueError:
-            return raw
-    return raw
+    return p["static"] is True and p["losses"] > 0
 
 
 class GroupRefinement:
@@ -152,11 +145,10 @@ class GroupRefinement:
         self._cache = (None, None)
         self.last_path = ()
         init = self.model.init_states()[0]
-        self._client_len = len(init[1][0])      # 6 when the model tracks a commit in flight per client
-        self._budget = tuple(BIG for _ in init[4])
+        self._budget = G.Budget(*(BIG for _ in init.budget))
 
     # --- the abstraction function -----------------------------------------------------------------
-    def abstract(self, s) -> tuple:
+    def abstract(self, s) -> G.GroupState:
         c = self._cache
         if c[0] is s:
             return c[1]
@@ -164,16 +156,15 @@ class GroupRefinement:
         self._cache = (s, out)
         return out
 
-    def _abstract(self, s) -> tuple:
+    def _abstract(self, s) -> G.GroupState:
         w, n = self.world, self.n
         g = s.group(w.group_id)
         slot = w.slot_of
         if g is None:
-            coord = (G.EMPTY, 0, -1, 0, 0, 0, 0, None, 0)
-            members_mask = 0
+            coord = G.Coordinator(G.EMPTY, 0, G.NO_LEADER, 0, 0, 0, 0, G.NO_ASSIGNMENT, 0)
         else:
             members_mask = awaiting = syncwait = pending = 0
-            leader = -1
+            leader = G.NO_LEADER
             for mid, mv in g.members.items():
                 k = slot(mv.client_id)
                 if not 0 <= k < n:
@@ -192,47 +183,43 @@ class GroupRefinement:
             if state == G.PREPARING and any(key[0] == "ijoin" and key[1] == w.group_id
                                             for _d, key, _p in s.coord.internal.timers()):
                 state = G.PREP_INITIAL
-            asg = w._assignment(g) if g.state in ("Stable", "PreparingRebalance") else None
-            coord = (state, g.generation_id, leader, members_mask, awaiting, syncwait, pending,
-                     _only(asg, members_mask), 0)
+            asg = w._assignment(g) if g.state in ("Stable", "PreparingRebalance") else G.NO_ASSIGNMENT
+            coord = G.Coordinator(state, g.generation_id, leader, members_mask, awaiting, syncwait, pending,
+                                  _only(asg, members_mask), 0)
         clients = tuple(self._client(s, m, coord) for m in range(n))
-        offsets = s.counts
-        pgen, pmem, plead, pasg = s.persisted
-        persisted = (pgen, pmem, plead, _only(pasg, pmem))
-        delivered = tuple((gen, _only(a, _members_of(a))) for gen, a in s.delivered if gen >= pgen)
-        return (coord, clients, offsets, persisted, self._budget, delivered, None)
+        rec = G.GroupRecord(*s.persisted)
+        persisted = rec._replace(assignment=_only(rec.assignment, rec.members))
+        delivered = tuple(G.Delivered(gen, _only(a, _members_of(a))) for gen, a in s.delivered
+                          if gen >= persisted.generation)
+        return G.GroupState(coord, clients, tuple(s.counts), persisted, self._budget, delivered, None)
 
-    def _client(self, s, m, coord) -> tuple:
-        c = self._client5(s, m, coord)
-        if self._client_len == 6:
-            c = c + (self._commit_in_flight(s, m),)
-        return c
-
-    def _commit_in_flight(self, s, m) -> tuple:
-        """(generation, partitions) of this process's OffsetCommit not yet handled, or ()."""
+    def _commit_in_flight(self, s, m):
+        """The process's OffsetCommit not yet handled (generation, partitions), or NO_COMMIT."""
         mem = s.members[m]
         for cid, req, *_ in s.net.requests[m]:
             if isinstance(req, OffsetCommitRequest) and mem.wants(cid):
-                return (req.generation_id, self.world._masks(tp for tp, _o in req.offsets))
-        return ()
+                return G.InFlight(req.generation_id, self.world._masks(tp for tp, _o in req.offsets))
+        return G.NO_COMMIT
 
-    def _client5(self, s, m, coord) -> tuple:
+    def _client(self, s, m, coord: G.Coordinator) -> G.Client:
         mem = s.members[m]
         ans = s.answers[m]
         if not s.started[m] or not mem.alive or ans is None:
-            return (G.DOWN, -1, 0, G.RUN, -1)
+            return G.Client(G.DOWN, -1, 0, G.RUN, -1, self._commit_in_flight(s, m))
         flag = G.PAUSED if s.paused[m] or self._waiting(s, m) else G.RUN
         kind, gen, owned, acted = ans
         bit = 1 << m
-        if coord[4] & bit:
-            return (G.JOINING, gen, 0, flag, acted)
-        if coord[5] & bit:
-            return (G.SYNC_WAIT, gen, 0, flag, acted)
-        if kind == "join":
-            return (G.SYNCING, gen, 0, flag, acted)
-        if kind == "sync":
-            return (G.CSTABLE, gen, owned, flag, acted)
-        return (G.IDLE, gen, 0, flag, acted)
+        if coord.awaiting_join & bit:
+            status, owned = G.JOINING, 0
+        elif coord.awaiting_sync & bit:
+            status, owned = G.SYNC_WAIT, 0
+        elif kind == "join":
+            status, owned = G.SYNCING, 0
+        elif kind == "sync":
+            status = G.CSTABLE
+        else:
+            status, owned = G.IDLE, 0
+        return G.Client(status, gen, owned, flag, acted, self._commit_in_flight(s, m))
 
     def _waiting(self, s, m) -> bool:
         """The running process waits for an answer (its request or the answer is in flight, or was
@@ -260,17 +247,17 @@ class GroupRefinement:
         """None when the step refines (then `last_path` holds the model actions it maps to, () for a
         stutter), else a one-line explanation."""
         ap = self.abstract(prev)
-        a = _norm(ap)
-        b = _norm(self.abstract(nxt))
+        bp = self.abstract(nxt)
+        b = _norm(bp)
         self.last_path = ()
-        if a == b:
+        if _norm(ap) == b:
             return None
         path = self._path(ap, b, MAX_TICK_STEPS if action[0] in ("tick", "settle") else 1)
         if path is not None:
             self.last_path = path
             return None
         succ = self.successors(ap)
-        return (f"{action_label(action)} maps to no model step: abstract {self.show(a)} -> {self.show(b)}; "
+        return (f"{action_label(action)} maps to no model step: abstract {self.show(ap)} -> {self.show(bp)}; "
                 f"model steps: {', '.join(action_label(x) for x in succ.values()) or 'none'}")
 
     def _path(self, ap, b, depth: int):
@@ -278,9 +265,9 @@ class GroupRefinement:
         plus `_free_steps` (each at most once). A breadth-first search (the one loop, model/search/)
         over `_PathSpace`: shortest paths first."""
         space = _PathSpace(self.model, ap, _free_steps(ap, b), depth)
-        goal = Goal(lambda x: x[3] == b)
+        goal = Goal(lambda node: node.norm == b)
         search(space, ExactStore(_path_key), [goal])
-        return goal.state[4] if goal.found >= 0 else None
+        return goal.state.path if goal.found >= 0 else None
 
     def matching_actions(self, prev, action, nxt):
         """The model actions a world step maps to (() for a stutter, None for a mismatch)."""
@@ -290,14 +277,14 @@ class GroupRefinement:
             return ()
         return self._path(ap, b, MAX_TICK_STEPS if action[0] in ("tick", "settle") else 1)
 
-    def show(self, a) -> str:
-        coord, clients, offsets, persisted, _b, delivered, _p = a
-        st, gen, leader, members, awaiting, syncwait, pending, asg, _e = coord
-        cs = " ".join(f"m{i}:{G.STATUS_NAMES[c[0]]}/g{c[1]}/o{c[2]}/{G.FLAG_NAMES[c[3]]}/a{c[4]}"
-                      + (f"/c{c[5]}" if len(c) > 5 else "") for i, c in enumerate(clients))
-        name = "PreparingRebalance(initial)" if st == G.PREP_INITIAL else G.STATE_NAMES[st]
-        return (f"[{name} gen={gen} leader={leader} members={members:b} awaiting={awaiting:b} syncwait={syncwait:b} "
-                f"pending={pending:b} asg={asg} | {cs} | offsets={offsets} persisted={persisted} delivered={delivered}]")
+    def show(self, a: G.GroupState) -> str:
+        c = a.coord
+        cs = " ".join(f"m{i}:{G.STATUS_NAMES[x.status]}/g{x.generation}/o{x.owned}/{G.FLAG_NAMES[x.flag]}/a{x.acted}"
+                      + (f"/c{tuple(x.inflight)}" if x.inflight else "") for i, x in enumerate(a.clients))
+        name = "PreparingRebalance(initial)" if c.state == G.PREP_INITIAL else G.STATE_NAMES[c.state]
+        return (f"[{name} gen={c.generation} leader={c.leader} members={c.members:b} awaiting={c.awaiting_join:b} "
+                f"syncwait={c.awaiting_sync:b} pending={c.pending_sync:b} asg={c.assignment} | {cs} | "
+                f"offsets={a.offsets} persisted={tuple(a.persisted)} delivered={tuple(tuple(d) for d in a.delivered)}]")
 
 
 _FLAG_ACTIONS = frozenset({"pause", "resume"})
@@ -311,27 +298,34 @@ class _PathSpace:
 
     def __init__(self, model, ap, free: frozenset, depth: int):
         self.model, self.depth = model, depth
-        self.start = (ap, free, 0, _norm(ap), ())
+        self.start = _Node(ap, free, 0, _norm(ap), ())
 
     def init_states(self):
         return [self.start]
 
-    def actions(self, node):
-        st, left, used, _n, _p = node
-        depth = self.depth
-        return [act for act in self.model.actions(st)
-                if act[:2] in left or (act[0] not in _FLAG_ACTIONS and used < depth)]
+    def actions(self, node: "_Node"):
+        left, counted = node.free, node.used < self.depth
+        return [act for act in self.model.actions(node.state)
+                if act[:2] in left or (counted and act[0] not in _FLAG_ACTIONS)]
 
-    def step(self, node, act):
-        st, left, used, _n, path = node
+    def step(self, node: "_Node", act) -> "_Node":
         key = act[:2]
-        rest, cost = (left - {key}, used) if key in left else (left, used + 1)
-        t = self.model.step(st, act)
-        return (t, rest, cost, _norm(t), path + (act,))
+        left = node.free
+        rest, used = (left - {key}, node.used) if key in left else (left, node.used + 1)
+        t = self.model.step(node.state, act)
+        return _Node(t, rest, used, _norm(t), node.path + (act,))
 
 
-def _path_key(node):
-    return (node[3], node[1])
+class _Node(NamedTuple):
+    state: G.GroupState     # the model state
+    free: frozenset         # free steps left
+    used: int               # counted steps taken
+    norm: "_Norm"           # _norm(state)
+    path: tuple             # model actions from the start
+
+
+def _path_key(node: _Node):
+    return (node.norm, node.free)
 
 
 def _free_steps(ap, b) -> frozenset:
@@ -340,12 +334,12 @@ def _free_steps(ap, b) -> frozenset:
     paused, and may act in the same world step), and the `sync` of a `syncing` process that moves on
     (a process that gave up its lost SyncGroup gets the error answer the model's SyncGroup gives)."""
     out = set()
-    for m, (x, y) in enumerate(zip(ap[1], b[1])):
-        if x[3] == G.PAUSED:
+    for m, (x, y) in enumerate(zip(ap.clients, b.clients)):
+        if x.flag == G.PAUSED:
             out.add(("resume", m))
-        if y[3] == G.PAUSED:
+        if y.flag == G.PAUSED:
             out.add(("pause", m))
-        if x[0] == G.SYNCING and y[:3] != x[:3]:
+        if x.status == G.SYNCING and (y.status, y.generation, y.owned) != (x.status, x.generation, x.owned):
             out.add(("sync", m))
     return frozenset(out)
 _STATE = {"Empty": G.EMPTY, "PreparingRebalance": G.PREPARING, "CompletingRebalance": G.COMPLETING,
@@ -363,17 +357,27 @@ def _only(asg, mask):
     return tuple(x if (mask >> i) & 1 else 0 for i, x in enumerate(asg))
 
 
-def _norm(a) -> tuple:
-    """Drop what is exploration bookkeeping, not protocol: budgets; stored-assignment entries of
-    non-members; delivered entries as a set."""
-    coord, clients, offsets, persisted, _budget, delivered, _prev = a
-    st, gen, leader, members, awaiting, syncwait, pending, asg, epoch = coord
-    coord = (st, gen, leader, members, awaiting, syncwait, pending, _only(asg, members), epoch)
-    pgen, pmem, plead, pasg = persisted
-    persisted = (pgen, pmem, plead, _only(pasg, pmem))
-    delivered = tuple(sorted({(g, _only(x, _members_of(x)) if x is not None else None) for g, x in delivered},
+def _norm(a: G.GroupState) -> "_Norm":
+    """The state's normal form (a comparison key, never stepped): what is exploration
+    bookkeeping, not protocol, dropped: budgets; stored-assignment entries of non-members; delivered
+    entries as a set."""
+    c, p = a.coord, a.persisted
+    coord = (c.state, c.generation, c.leader, c.members, c.awaiting_join, c.awaiting_sync, c.pending_sync,
+             _only(c.assignment, c.members), c.epoch)
+    persisted = (p.generation, p.members, p.leader, _only(p.assignment, p.members))
+    delivered = tuple(sorted({(d.generation, _only(d.assignment, _members_of(d.assignment))) for d in a.delivered},
                              key=repr))
-    return (coord, clients, offsets, persisted, (), delivered, None)
+    return _Norm(coord, a.clients, a.offsets, persisted, delivered)
+
+
+class _Norm(NamedTuple):
+    """A group state's normal form (see `_norm`): coordinator and record as plain tuples."""
+
+    coord: tuple
+    clients: tuple
+    offsets: tuple
+    persisted: tuple
+    delivered: tuple
 
 
 # --- the engine: seeded random walks checked step by step ----------------------------------------------

@@ -32,6 +32,7 @@ ENTRIES: dict[str, Entry] = {e.name: e for e in [
     Entry("offsets", "kverify.model.offsets", "abstract group offsets on the replicated offsets partition"),
     Entry("consumer-group", "kverify.model.consumer_group", "abstract KIP-848 consumer group: heartbeats, epochs, reconciliation"),
     Entry("group-world", "kverify.model.worlds.group_world", "impl coordinator + consumer members + network"),
+    Entry("consumer-group-world", "kverify.model.worlds.consumer_group_world", "impl KIP-848 coordinator + consumer clients + network"),
     Entry("replication-world", "kverify.model.worlds.replication_world", "impl brokers + controller + clients"),
     Entry("offsets-world", "kverify.model.worlds.offsets_world", "impl group committing through replicated __consumer_offsets"),
     Entry("assignor-rounds", "kverify.model.worlds.assignor_rounds", "a group's life across rebalances with one impl assignor"),

@@ -42,6 +42,14 @@ AlterPartition proposed before a follower's restart still adds it), unclean-elec
 isr-shrinks-to-leader-min-isr-1 (MinISR becomes 1), hw-ignores-min-isr, stale-controller-accepted,
 kafka-14704-hw-before-truncate (a follower that must truncate may first take the leader's HW, action
 `fetch_hw`: the HW the diverging fetch response carries, applied before the truncation).
+How to read it (the same layout as specs/Replication.tla, which kverify/tla checks state set against
+state set): the state is `State` and its parts (`Replica`, `Controller`, `LeaderAndIsr`,
+`AlterPartition`, `Record`, `Acked`, `Spent`), NamedTuples named as the protocol names them; each
+action is one guard and one update (`write_guard` / `write`, ...) collected in `ACTIONS`, the
+`ActionTable` that `actions()`, `step()` and `is_fault()` read and that the Z3 encoding
+(model/proofs/replication_inductive.py) is checked against; its names are the spec's disjuncts
+(`inc_hw` <-> `IncHw`). Bounds are the parameters of `SPEC`, checked by the registry.
+
 Behaviours that live only in impl/replication, and why: preferred-election-outside-isr and
 reassignment-drops-old-replicas-early need an ordered replica list, preferred elections and
 reassignment, which this model abstracts away (an election picks any eligible replica, the replica
@@ -308,11 +316,6 @@ def _with_replica(s: State, r: int, rep: Replica) -> State:
 
 def _spend(s: State, budget: str) -> Spent:
     return s.spent._replace(**{budget: getattr(s.spent, budget) + 1})
-
-
-def leads(rep: Replica, r: int) -> bool:
-    """Replica r is running and believes it leads."""
-    return rep.alive and rep.leader == r
 
 
 # --- the actions: one guard and one update each, named as specs/Replication.tla's disjuncts ---------
@@ -1025,9 +1028,10 @@ class ReplicationModel(Protocol):
         replicas by a label-free signature (plus `extra[i]`, for composed models). The set depends
         only on the orbit of `s`, so the least image over it is a canonical representative."""
         c = s.controller
-        sigs = [(rep.alive, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch, rep.controller_epoch,
-                 rep.must_truncate, rep.leso, rep.leading_since, rep.leader == i, rep.leader == NO_LEADER,
-                 i == c.leader, c.isr >> i & 1, c.elr >> i & 1, rep.isr >> i & 1, rep.alter.isr != 0,
+        # leaders first, then the ISR, so that the identity is the usual answer (no relabelling)
+        sigs = [(rep.leader != i, i != c.leader, not c.isr >> i & 1, not rep.alive, rep.log, rep.hw,
+                 rep.leader_epoch, rep.partition_epoch, rep.controller_epoch, rep.must_truncate, rep.leso,
+                 rep.leading_since, rep.leader == NO_LEADER, c.elr >> i & 1, rep.isr >> i & 1, rep.alter.isr != 0,
                  extra[i] if extra else 0)
                 for i, rep in enumerate(s.replicas)]
         order = sorted(range(self.n), key=sigs.__getitem__)

@@ -59,6 +59,7 @@ EXPECTED = {
     I.B19449: ("unreleased-waits-for-another", 9),
     I.B19233: ("rejoin-accepted", 6),
     I.B20442: ("empty-group-epochs-agree", 2),
+    I.B19335: ("client-epochs-valid", 9),
 }
 
 
@@ -108,12 +109,17 @@ def test_target_legal_broken_by_an_assignor_ignoring_subscriptions(monkeypatch):
     assert "target-legal" in violated(monkeypatch, assign=everything)
 
 
-def test_clients_single_owner_broken_by_a_client_that_never_revokes(monkeypatch):
+def test_clients_single_owner_broken_by_a_client_that_keeps_revoked_partitions_and_hides_them(monkeypatch):
     def hoard(g, s, m):
         c = s.clients[m]
         return s._replace(clients=CG._set(s.clients, m, c._replace(state=CG.ACKNOWLEDGING,
                                                                    owned=c.owned | c.assignment)))
-    assert "clients-single-owner" in violated(monkeypatch, ACTIONS=with_update("reconcile", hoard))
+    orig = CG.reported_owned
+
+    def lie(c):                     # ... and reports only what it was told to keep
+        o = orig(c)
+        return None if o is None else o & c.assignment
+    assert "clients-single-owner" in violated(monkeypatch, ACTIONS=with_update("reconcile", hoard), reported_owned=lie)
 
 
 def test_stable_group_holds_target_broken_by_unreleased_members_called_stable(monkeypatch):
@@ -141,7 +147,7 @@ def test_epochs_monotonic_broken_by_an_epoch_going_back(monkeypatch):
 def test_commits_at_current_epoch_broken_by_accepting_stale_epochs(monkeypatch):
     def any_epoch(group, mid, sent):
         return CG.NONE if CG.find(group.members, mid) is not None else CG.UNKNOWN
-    assert "commits-at-current-epoch" in violated(monkeypatch, {"perturbations": 1, "losses": 1},
+    assert "commits-at-current-epoch" in violated(monkeypatch, {"perturbations": 0},
                                                   commit_verdict=any_epoch)
 
 

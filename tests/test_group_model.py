@@ -5,7 +5,8 @@ import pytest
 
 from kverify.model import registry
 from kverify.model.explore import DEADLOCK, RECOVERABLE, explore
-from kverify.model.group import (COMPLETING, CSTABLE, EMPTY, PREPARING, STABLE, SUPPORTS, SYNCING)
+from kverify.model import group as G
+from kverify.model.group import (COMPLETING, CSTABLE, EMPTY, PREPARING, STABLE, SUPPORTS, SYNCING, Delivered)
 from kverify.model.walk import replay, walk
 
 SMALL = {"partitions": 1, "events": 2, "faults": 1, "commits": 1}
@@ -85,12 +86,12 @@ def test_lost_generation_is_reused_and_passes():
     states, v = _run(p, ["start 0", "join_timeout", "sync 0", "start 1", "rejoin 0", "failover",
                          "sync 0", "join 0", "sync 0"])
     assert v is None
-    coords = [s[0] for s in states]
-    assert coords[5][:4] == (COMPLETING, 2, 0, 0b11)   # generation 2 = {m0, m1}, only in memory
-    assert coords[6][:4] == (STABLE, 1, 0, 0b01)       # reloaded at the persisted generation 1
-    assert coords[-1][:4] == (STABLE, 2, 0, 0b01)      # 2 is reused for the membership {m0}
-    assert states[-1][1][0][0] == CSTABLE and states[-1][1][0][2] == 0b11
-    assert states[-1][5] == ((2, (0b11, 0)),)          # delivered once, with one assignment
+    coords = [(s.coord.state, s.coord.generation, s.coord.leader, s.coord.members) for s in states]
+    assert coords[5] == (COMPLETING, 2, 0, 0b11)   # generation 2 = {m0, m1}, only in memory
+    assert coords[6] == (STABLE, 1, 0, 0b01)       # reloaded at the persisted generation 1
+    assert coords[-1] == (STABLE, 2, 0, 0b01)      # 2 is reused for the membership {m0}
+    assert states[-1].clients[0].status == CSTABLE and states[-1].clients[0].owned == 0b11
+    assert states[-1].delivered == (Delivered(generation=2, assignment=(0b11, 0)),)   # delivered once
 
 
 def test_commit_rules_follow_the_reference():
@@ -99,14 +100,14 @@ def test_commit_rules_follow_the_reference():
     states, v = _run(p, ["start 0", "join_timeout", "sync 0", "start 1"])
     assert v is None
     prep = states[-1]
-    assert prep[0][0] == PREPARING
-    assert p.commit_verdict(prep[0], 0, 1) == "NONE"                   # old generation commits in PreparingRebalance
+    assert prep.coord.state == PREPARING
+    assert p.commit_verdict(prep.coord, 0, 1) == "NONE"                # old generation commits in PreparingRebalance
     states, v = _run(p, ["start 0", "join_timeout", "sync 0", "start 1", "rejoin 0"])
-    comp = states[-1][0]
-    assert comp[0] == COMPLETING and comp[1] == 2
+    comp = states[-1].coord
+    assert comp.state == COMPLETING and comp.generation == 2
     assert p.commit_verdict(comp, 0, 2) == "REBALANCE_IN_PROGRESS"     # §7.1.2: new generation must sync first
     assert p.commit_verdict(comp, 0, 1) == "ILLEGAL_GENERATION"
-    assert s[0][0] == EMPTY
+    assert s.coord.state == EMPTY
 
 
 def test_generation_grows_at_every_completed_join_also_into_empty():
@@ -115,15 +116,16 @@ def test_generation_grows_at_every_completed_join_also_into_empty():
     assert v is None
     views = [p.view(s) for s in states]
     assert [(v.state, v.generation) for v in views] == [(EMPTY, 0), (PREPARING, 0), (COMPLETING, 1), (STABLE, 1), (EMPTY, 2)]
-    assert states[-1][3][0] == 2                   # the Empty group is persisted at generation 2
+    assert states[-1].persisted.generation == 2      # the Empty group is persisted at generation 2
 
 
 def test_join_response_goes_to_every_rejoined_member():
     p = build()
     states, v = _run(p, ["start 0", "start 1", "join_timeout"])
     assert v is None
-    coord, clients = states[-1][0], states[-1][1]
-    assert coord[:3] == (COMPLETING, 1, 0) and [c[0] for c in clients] == [SYNCING, SYNCING]
+    coord, clients = states[-1].coord, states[-1].clients
+    assert (coord.state, coord.generation, coord.leader) == (COMPLETING, 1, 0)
+    assert [c.status for c in clients] == [SYNCING, SYNCING]
 
 
 def test_no_symmetry_reduction_because_slots_are_not_interchangeable():
@@ -186,3 +188,40 @@ def test_in_flight_commit_lands_in_its_generation_and_is_fenced_after_it():
     assert v is None and states[-1][2] == (1, 1)
     states, v = _run(p, base + ["rejoin 0", "sync 0", "commit_arrives 0"])   # generation 2 is Stable: fenced
     assert v is None and states[-1][2] == (0, 0) and states[-1][1][0][5] == ()
+
+
+def test_departed_leader_is_kept_through_a_completed_join_under_leader_not_reelected():
+    """Issue 17: as impl/coordinator does it (group.py maybe_elect_new_joined_leader keeps a departed
+    leader while some member rejoined), the model keeps m0 as leader after it left and the join
+    completed with m1 alone; the correct model re-elects m1. specs/GroupMembership.tla's NewLeader
+    says the same (tests/test_tlc_crosscheck.py compares the state sets under this behaviour)."""
+    trace = ["start 0", "join_timeout", "sync 0", "start 1", "rejoin 0", "sync 1", "sync 0", "leave 0", "rejoin 1"]
+    for behaviours, leader in (((), 1), (("leader-not-reelected",), 0)):
+        p = build({"partitions": 1, "events": 3}, behaviours)
+        p.__dict__["_invs"] = ()                     # leader-in-members would stop the bug's trace
+        states, _ = _run(p, trace)
+        end = states[-1].coord
+        assert (end.state, end.members, end.leader) == (COMPLETING, 0b10, leader), behaviours
+
+
+def test_actions_step_and_faults_come_from_the_action_table():
+    p = build()
+    states, _ = _run(p, ["start 0", "start 1", "join_timeout", "sync 0"])
+    for s in states:
+        assert p.actions(s) == G.ACTIONS.enabled(p, s)
+        for a in p.actions(s):
+            assert p.step(s, a) == G.ACTIONS.step(p, s, a)
+    assert {a for a in G.ACTION_NAMES if p.is_fault((a,))} == G.ACTIONS.faults == \
+        {"crash", "pause", "stall", "failover", "unclean_failover"}
+    assert G.SPEC.action_names == G.ACTIONS.names() and G.SPEC.state_fields == G.GroupState._fields
+
+
+def test_states_are_named_tuples_all_the_way_down():
+    p = build({}, ["unclean-election"])
+    states, _ = _run(p, ["start 0", "join_timeout", "sync 0", "commit 0", "commit_arrives 0"])
+    s = states[-1]
+    assert type(s) is G.GroupState and type(s.coord) is G.Coordinator and type(s.persisted) is G.GroupRecord
+    assert all(type(c) is G.Client for c in s.clients) and type(s.budget) is G.Budget
+    assert type(s.prev) is G.LastAppend and all(type(d) is Delivered for d in s.delivered)
+    assert s.offsets == (1, 1) and s.budget.commit_generation == 1
+    assert G.as_state(tuple(tuple(x) if isinstance(x, tuple) else x for x in s)) == s

@@ -18,15 +18,14 @@ GROUP_SMALL = {"partitions": 1, "events": 2, "faults": 1, "commits": 1}
 def _stable_to_empty_shortcut(model):
     """Mutant: when the last member of a Stable group leaves, the group goes straight to Empty
     (Kafka goes through PreparingRebalance, whose join phase then completes empty)."""
-    after_removal = model._after_removal
+    after_removal = model.after_removal
 
     def mutated(s):
-        coord = s[0]
-        if coord[0] == STABLE and coord[3] == 0:
-            return ((EMPTY,) + coord[1:],) + s[1:]
+        if s.coord.state == STABLE and s.coord.members == 0:
+            return s._replace(coord=s.coord._replace(state=EMPTY))
         return after_removal(s)
 
-    model._after_removal = mutated
+    model.after_removal = mutated
     return model
 
 
@@ -47,13 +46,13 @@ def _unclean_election_keeps_the_old_isr(model):
     the new leader), instead of ISR = {leader}."""
     import kverify.model.replication as R
 
-    def mutated(reps, ctrl, reqs, zombie, hist, r):
-        isr = ctrl[R.C_ISR]
-        ctrl = (r, ctrl[R.C_EP] + 1, isr, 0, ctrl[R.C_PEP] + 1, ctrl[R.C_CEP])
-        reqs = R._add_req(reqs, (r, ctrl[R.C_EP], isr, ctrl[R.C_PEP], ctrl[R.C_CEP]))
-        return (reps, ctrl, reqs, zombie, R._bump(hist, R.H_UNCLEAN))
+    def mutated(m, s, r):
+        c = s.controller
+        c = c._replace(leader=r, leader_epoch=c.leader_epoch + 1, elr=0, partition_epoch=c.partition_epoch + 1)
+        return s._replace(controller=c, requests=R.add_request(s.requests, R.request_from(c)),
+                          spent=s.spent._replace(unclean=s.spent.unclean + 1))
 
-    model._do_elect_unclean = mutated
+    model.replace_action("elect_unclean", update=mutated)
     model.__dict__["_state_invs"] = tuple(i for i in model.invariants() if i.name == "leader-in-isr")
     model.__dict__["_step_invs"] = ()
     return model

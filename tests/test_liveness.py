@@ -8,7 +8,7 @@ from kverify.invariants.liveness import Eventually
 from kverify.model.protocol import Protocol
 from kverify.model.search.liveness import bounded_response, check_liveness
 
-from liveness_mutants import never_fails_over
+from planted_mutants import plant
 
 SMALL_RW = {"failovers": "0", "records": "0"}          # one data-broker crash, no controller failover: ~50 states
 
@@ -75,7 +75,7 @@ def test_replication_world_fails_over_without_the_failed_broker():
 
 
 def test_a_controller_that_never_fails_over_is_a_liveness_counterexample(monkeypatch):
-    never_fails_over(monkeypatch)
+    plant(monkeypatch, "never-fails-over")
     res = check_liveness(_rw(SMALL_RW))
     [lasso] = res.lassos
     assert lasso.violation.invariant == "leader-failover"
@@ -89,15 +89,14 @@ def test_a_controller_that_never_fails_over_is_a_liveness_counterexample(monkeyp
 
 @pytest.fixture
 def gate(tmp_path, monkeypatch):
-    """`kverify verify --profile quick --only liveness:replication-world` in-process, at a small bound."""
+    """`kverify verify --profile quick --only liveness:replication-world/failover` in-process, at the quick
+    profile's own bound (a data-broker crash, a follower starting outside the ISR: ~800 states)."""
     from kverify import cli
-    from kverify.suite import profiles
-
-    monkeypatch.setitem(profiles.PARAMS, "quick", dict(profiles.PARAMS["quick"], **{"replication-world": SMALL_RW}))
 
     def run(name):
         out = tmp_path / name
-        rc = cli.main(["verify", "--profile", "quick", "--only", "liveness:replication-world", "--out", str(out)])
+        rc = cli.main(["verify", "--profile", "quick", "--only", "liveness:replication-world/failover",
+                       "--out", str(out)])
         return rc, json.loads((out / "summary.json").read_text())
     return run
 
@@ -112,7 +111,7 @@ def test_gate_fails_a_controller_that_never_fails_over_with_a_lasso_report(gate,
     from kverify.reports.record import Counterexample
     from kverify.reports.replayer import replay_record
 
-    never_fails_over(monkeypatch)
+    plant(monkeypatch, "never-fails-over")
     rc, summary = gate("bad")
     [check] = summary["checks"]
     assert rc == 1 and check["verdict"] == "FAIL"
@@ -127,3 +126,34 @@ def test_gate_fails_a_controller_that_never_fails_over_with_a_lasso_report(gate,
     assert replay_record(cx).reproduced
     monkeypatch.undo()
     assert not replay_record(cx).reproduced
+
+
+def test_an_acknowledged_commit_is_served_again_after_the_offsets_leader_fails(tmp_path, monkeypatch):
+    """(c) on offsets-world (2,497 states): PASS; with the controller that never fails over, the acknowledged
+    commit stays unserved forever once the offsets partition's leader crashed."""
+    from kverify.suite import Context, providers
+
+    def run(out):
+        return providers._liveness_check("liveness:offsets-world")(Context("quick", str(out), seed=1, progress=False))
+    ok = run(tmp_path / "ok")
+    assert ok.verdict == "PASS", ok.summary
+    plant(monkeypatch, "never-fails-over")
+    bad = run(tmp_path / "bad")
+    assert bad.verdict == "FAIL" and [v["invariant"] for v in bad.violations] == ["commit-readable"]
+    assert "not served by any loaded coordinator" in bad.violations[0]["message"]
+
+
+@pytest.mark.slow
+def test_a_group_reaches_stable_unless_the_coordinator_never_expires_a_session(monkeypatch):
+    """(b) on group-world with two members, one crash or pause (~10,000 states): the correct coordinator
+    removes the crashed member when its session expires and the group settles; one whose session timer
+    never removes anyone leaves the group waiting for the dead member forever."""
+    from kverify.model import registry
+
+    def run():
+        return check_liveness(registry.build("group-world", {"members": 2, "commits": 0}, frozenset()))
+    ok = run()
+    assert ok.complete and ok.analysed and ok.triggered == {"group-stabilises": True} and ok.lassos == []
+    plant(monkeypatch, "coordinator-never-expires-sessions")
+    [lasso] = run().lassos
+    assert lasso.violation.invariant == "group-stabilises" and ("crash", 0) in lasso.prefix

@@ -355,3 +355,31 @@ def test_behaviours_that_break_other_properties_keep_these_proved(behaviour):
     for prop in G.PROPERTIES:
         status, info = G.check_inductive(prop, 3, 2, frozenset({behaviour}))
         assert status == "proved", (prop, info)
+
+
+def test_encoding_has_one_transition_per_model_action_and_back():
+    """The Z3 encoding walks model/group.py's ActionTable: every action name there has an encoding
+    and every encoding names an action, under the settings where each can happen."""
+    from kverify.model.group import ACTIONS
+
+    enc = G.Enc(2, 2, frozenset({"unclean-election"}))
+    assert enc.check_actions() == []
+    names = {action[0] for _, action, _, _, _, _ in enc.actions(enc.state("s"))}
+    assert names == set(ACTIONS.names())
+    # settings that switch an action off drop exactly that one
+    plain = G.Enc(2, 1, frozenset({"kafka-12890-no-sync-barrier"}))
+    assert {a[0] for _, a, *_ in plain.actions(plain.state("s"))} == set(ACTIONS.names()) - {"sync_timeout",
+                                                                                             "unclean_failover"}
+
+
+def test_encoding_missing_an_action_or_encoding_a_stray_one_is_refused(monkeypatch):
+    from kverify.model.group import ACTIONS
+
+    monkeypatch.delattr(G.Enc, "enc_stall")
+    with pytest.raises(ValueError, match="action 'stall' has no encoding enc_stall"):
+        G.Enc(2, 1)
+    monkeypatch.undo()
+    monkeypatch.setattr(G.Enc, "enc_teleport", lambda self, s: None, raising=False)
+    with pytest.raises(ValueError, match="encoding enc_teleport is no action of model/group.py"):
+        G.Enc(2, 1)
+    assert "teleport" not in ACTIONS.names()

@@ -158,7 +158,7 @@ def test_refinement_params_refuse_what_the_model_does_not_describe():
     with pytest.raises(refine.RefinementError, match="static members needs losses=0"):
         refine.refinement_params({"static": "true", "losses": "1"})
     assert refine.refinement_params({"static": "true"}, refine.WALK_DEFAULTS)["losses"] == 0
-    assert refine.refinement_params({"losses": "1"})["losses"] == "1"
+    assert refine.refinement_params({"losses": "1"})["losses"] == 1
     with pytest.raises(refine.RefinementError, match="partitions"):
         refine.refinement_params({"partitions": 3})
     with pytest.raises(refine.RefinementError, match="members"):

@@ -144,7 +144,7 @@ def test_random_walks_are_clean_and_deterministic():
 
 
 def test_bad_parameters_are_one_line_errors():
-    with pytest.raises(ValueError, match="replicas must be 2 or 3"):
+    with pytest.raises(ValueError, match="replicas=4 must be between 2 and 3"):
         build(replicas=4)
     with pytest.raises(ValueError, match="init_isr"):
         build(init_isr=5)
@@ -153,14 +153,20 @@ def test_bad_parameters_are_one_line_errors():
 
 
 # --- truncation rules (replication.md facts 39-45, scenario 3.B(c)) ---------------------------------
-def leader(log, epoch, leso):
-    return (True, log, 0, epoch, 0, 0, 0, False, 1, 0, leso, epoch)
+def log(*pairs):
+    """A log from (leader epoch, record id) pairs."""
+    return tuple(R.Record(e, i) for e, i in pairs)
+
+
+def leader(records, epoch, leso):
+    return R.Replica(alive=True, log=records, hw=0, leader_epoch=epoch, partition_epoch=0, controller_epoch=0,
+                     leader=0, must_truncate=False, isr=1, alter=R.NO_ALTER, leso=leso, leading_since=epoch)
 
 
 def test_kip279_fixes_kafka_6361_where_offset_only_diverges():
     # A = {e1: 0..1, e3: 2}, B = {e1: 0, e2: 1..2}; B asks for the end of epoch 2
-    a = leader(((1, 1), (1, 2), (3, 5)), 3, 2)
-    b_log = ((1, 1), (2, 3), (2, 4))
+    a = leader(log((1, 1), (1, 2), (3, 5)), 3, 2)
+    b_log = log((1, 1), (2, 3), (2, 4))
     assert R.truncation_point(b_log, 0, a, offset_only=False) == 1     # (epoch 1, end 2) -> min(1, 2, 3)
     assert R.truncation_point(b_log, 0, a, offset_only=True) == 2      # start of epoch 3: keeps 3@e2 at offset 1
 
@@ -169,29 +175,27 @@ def test_follower_tracking_no_smaller_epoch_keeps_diverging_until_a_new_epoch():
     # Kafka's rule when the follower has no epoch <= the leader's answer: truncate to the leader's
     # offset (AbstractFetcherThread.getOffsetTruncationState); the leader then keeps reporting a
     # diverging epoch on fetch (KAFKA-10554) and never counts the follower (KAFKA-13141).
-    a = leader(((0, 1),), 2, 1)
-    assert R.truncation_point(((1, 2),), 0, a, offset_only=False) == 1
+    a = leader(log((0, 1)), 2, 1)
+    assert R.truncation_point(log((1, 2)), 0, a, offset_only=False) == 1
     model = build(records=2, epochs=2)
     s = model.init_states()[0]
-    reps = list(s[0])
-    reps[0] = a
-    reps[1] = (True, ((1, 2),), 0, 2, 0, 0, 0, True, 0, 0, -1, -1)
-    reps = tuple(reps)
-    assert model._truncation(reps, 1) == (1, False)
-    assert not model._counts(reps, 0, 1)
+    follower = s.replicas[1]._replace(log=log((1, 2)), leader_epoch=2, must_truncate=True)
+    replicas = (a, follower) + s.replicas[2:]
+    assert model.truncation(replicas, 1) == (1, False)
+    assert not model.counts(replicas, 0, 1)
 
 
 def test_kip279_keeps_a_matching_prefix():
-    a = leader(((0, 1), (0, 2), (1, 3)), 1, 2)
-    assert R.truncation_point(((0, 1), (0, 2)), 0, a, offset_only=False) == 2
-    assert R.truncation_point(((0, 1), (0, 2), (0, 4)), 0, a, offset_only=False) == 2
+    a = leader(log((0, 1), (0, 2), (1, 3)), 1, 2)
+    assert R.truncation_point(log((0, 1), (0, 2)), 0, a, offset_only=False) == 2
+    assert R.truncation_point(log((0, 1), (0, 2), (0, 4)), 0, a, offset_only=False) == 2
     assert R.truncation_point((), 0, a, offset_only=False) == 0
 
 
 def test_offset_only_falls_back_to_hw_for_unknown_epochs():
-    a = leader(((1, 1),), 1, 0)
+    a = leader(log((1, 1)), 1, 0)
     # follower's last epoch 0 is below the leader's first cached epoch: UNDEFINED -> its HW
-    assert R.truncation_point(((0, 5), (0, 6)), 1, a, offset_only=True) == 1
+    assert R.truncation_point(log((0, 5), (0, 6)), 1, a, offset_only=True) == 1
 
 
 def test_describe_is_json_and_arrows_name_participants():
@@ -204,3 +208,60 @@ def test_describe_is_json_and_arrows_name_participants():
     for a in model.actions(s):
         src, dst = model.arrow(a)
         assert src in parts and dst in parts
+
+
+# --- one action table: the rules named once (model/actions.py) --------------------------------------
+def test_actions_steps_and_faults_come_from_the_one_table():
+    model = build(**SMALL)
+    assert model.action_table is R.ACTIONS and R.ACTION_NAMES == R.ACTIONS.names()
+    assert {a.name for a in R.ACTIONS.actions if a.fault} == {"crash", "elect_unclean", "ctrl_failover", "zombie_elect"}
+    s = model.init_states()[0]
+    for a in model.actions(s):
+        assert R.ACTIONS.by_name[a[0]].guard(model, s, *a[1:])
+        assert model.step(s, a) == R.ACTIONS.by_name[a[0]].update(model, s, *a[1:])
+    assert model.is_fault(("crash", 1)) and not model.is_fault(("write", 0))
+
+
+def test_every_guard_is_false_outside_its_domain_narrowing():
+    """Domains only narrow by role: on reachable states, no guard holds for an argument its domain
+    left out (so a domain never hides an enabled action)."""
+    model = build(replicas=2, records=1, epochs=2, alters=1, ctrl_failovers=1)
+    states, _ = replay(model, walk(model, seed=5, steps=40, record_trace=True).trace)
+    n = model.n
+    full = {"restart": [(r, k) for r in range(n) for k in range(3)], "apply": [(r, i) for r in range(n) for i in range(4)],
+            "shrink": [(r, f) for r in range(n) for f in range(n)], "expand": [(r, f) for r in range(n) for f in range(n)],
+            "ctrl_failover": [()]}
+    for s in states:
+        enabled = set(model.actions(s))
+        for a in R.ACTIONS.actions:
+            for args in full.get(a.name, [(r,) for r in range(n)]):
+                try:
+                    holds = a.guard(model, s, *args)
+                except IndexError:            # a request / log index beyond the state's
+                    continue
+                assert not holds or (a.name, *args) in enabled, (a.name, args)
+
+
+def test_a_mutated_rule_through_replace_action_is_caught():
+    """An unclean election that keeps the old ISR (leader outside it) breaks leader-in-isr."""
+    params = R.HUNT_PARAMS["unclean-election"][0]
+    model = build(["unclean-election"], **params)
+
+    def keeps_isr(m, s, r):
+        c = s.controller
+        c = c._replace(leader=r, leader_epoch=c.leader_epoch + 1, elr=0, partition_epoch=c.partition_epoch + 1)
+        return s._replace(controller=c, requests=R.add_request(s.requests, R.request_from(c)),
+                          spent=s.spent._replace(unclean=s.spent.unclean + 1))
+
+    model.replace_action("elect_unclean", update=keeps_isr)
+    assert R.ACTIONS.by_name["elect_unclean"].update is R.elect_unclean          # only this object changed
+    res = explore(model, graph=False, stop_on_first=True)
+    assert "leader-in-isr" in [f.invariant for f in res.violations]
+
+
+def test_tla_state_names_every_field_once():
+    model = build(**SMALL)
+    s = model.step(model.init_states()[0], ("write", 0))
+    v = R.tla_state(model, s)
+    assert set(v) == {"replicas", "controller", "requests", "zombie", "nextRecord", "committed", "acked", "spent"}
+    assert v["nextRecord"] == 2 and v["zombie"] == frozenset()

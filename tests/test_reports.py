@@ -15,7 +15,16 @@ from kverify.reports.writer import signature, write_report
 
 @pytest.fixture
 def toy_registered(monkeypatch):
-    monkeypatch.setitem(registry.ENTRIES, "toy", registry.Entry("toy", "report_toy", "test toy"))
+    """The report toy as registry model "toy" (a module holding its SPEC, as the registry expects)."""
+    import sys
+    import types
+
+    from kverify.model.spec import ModelSpec
+
+    module = types.ModuleType("report_toy_registered")
+    module.SPEC = ModelSpec(name="toy", make=report_toy.make, params=report_toy.PARAMS)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(registry.ENTRIES, "toy", registry.Entry("toy", module.__name__, "test toy"))
     yield
 
 

@@ -136,3 +136,32 @@ def test_graph_mode_gives_the_same_answers(graph):
     res = explore(Grid(top=4), graph=graph)
     assert res.distinct_states == 25 and res.transitions == 40 and res.ok
     assert (res.graph is not None) == graph
+
+
+class _NoStart(Grid):
+    def init_states(self):
+        raise RuntimeError("no coordinator for group g")
+
+
+def test_an_exception_in_init_states_is_a_finding_not_a_crash():
+    res = explore(_NoStart(), graph=False)
+    (f,) = res.violations
+    assert f.invariant == EXCEPTION and "RuntimeError: no coordinator for group g" in f.violation.message
+    assert f.actions == [] and res.distinct_states == 0
+
+
+def test_a_factory_world_is_parsed_by_the_same_spec_rules():
+    from kverify.spark.world import WorldError, resolve
+
+    ws = resolve("kverify.spark.toy_counter:make", {"cap": "5"})
+    assert dict(ws.params)["cap"] == 5 and dict(ws.params)["counters"] == 3
+    with pytest.raises(WorldError, match="cap='x' is not a valid int"):
+        resolve("kverify.spark.toy_counter:make", {"cap": "x"})
+
+
+def test_a_time_cut_counts_what_was_expanded_and_what_was_left():
+    # the clock is read every 1024 expansions: with a deadline already past, the cut comes there
+    res = explore(Grid(top=40), graph=False, max_seconds=1e-9)
+    assert res.stopped == "max-seconds" and not res.complete and res.expanded == 1023
+    assert res.expanded + res.unexpanded == res.distinct_states
+    assert res.covered_depth == res.max_depth - 1

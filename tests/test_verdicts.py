@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+import verdict_toys
 from kverify.cli import main
-from kverify.model import registry
 from kverify.suite import Check, CheckResult, profiles
 from kverify.suite import providers as P
 from kverify.suite.verdicts import FAIL, INCONCLUSIVE, PASS, gate_verdict
@@ -22,7 +22,7 @@ SMALL = profiles.Budget(explore_states=1000, walk_total=40, walk_steps=10, walk_
 def toy_suite(monkeypatch):
     """`kverify verify` planning explore/Hypothesis/walk checks of the toys, on small counted budgets."""
     for name in TOYS:
-        monkeypatch.setitem(registry.ENTRIES, name, registry.Entry(name, "verdict_toys", "test toy"))
+        verdict_toys.register(monkeypatch, name)
     monkeypatch.setattr(P, "MODELS", tuple(TOYS))
     monkeypatch.setattr(P, "WORLDS", tuple(TOYS))
     monkeypatch.setattr(P, "ALL", [P.explorer, P.stateful, P.random_runs])

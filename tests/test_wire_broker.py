@@ -368,3 +368,34 @@ def test_kip848_heartbeats_and_describe_on_the_consumer_coordinator(broker):
     assert [g.group_id for g in d.groups] == ["k", "nope"] and d.groups[0].error_code == 0
     assert d.groups[1].error_code == 69                                     # GROUP_ID_NOT_FOUND
     assert sorted(m.member_id for m in d.groups[0].members) == sorted([ra.member_id, rb.member_id])
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--topics", "t0:0"], "--topics"), (["--topics", "bad/name:2"], "legal Kafka topic name"),
+    (["--port", "70000"], "--port"), (["--behaviour", "truncate-to-hw"], "replication behaviour"),
+    (["--behaviour", "no-such-thing"], "unknown behaviour"), (["--faults", "delay:api=Heartbeat"], "needs ms"),
+    (["--config", "nope=1"], "--config"), (["--config", "offsets_partitions=0"], "must be positive"),
+    (["--consumer-config", "session_timeout_ms=x"], "needs a int"),
+    (["--min-session-timeout-ms", "10", "--max-session-timeout-ms", "5"], "min-session"),
+])
+def test_broker_cli_bad_input_is_one_line_and_exit_2(argv, needle, capsys):
+    from kverify.cli import main
+    assert main(["broker", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+
+
+def test_failover_answers_a_parked_join_with_not_coordinator(broker):
+    a, b = Raw(broker.port), Raw(broker.port)
+    member_a, gen = _member_of_group(a, broker)
+    _join(b)
+    mb = b.recv(JoinGroupResponse, 5).member_id
+    _join(b, mb)                                      # parked: waits for a to rejoin
+    a.send(HeartbeatRequest, 4, group_id="g", generation_id=gen, member_id=member_a, group_instance_id=None)
+    assert a.recv(HeartbeatResponse, 4).error_code == 27
+    broker.failover(ms=10, load=10)                   # the group is unloaded: the parked join is answered
+    r = b.recv(JoinGroupResponse, 5)
+    assert r.header.correlation_id == b.corr and r.error_code == NOT_COORDINATOR
+    broker.advance(20)
+    _join(b, mb)                                      # after the reload b (never a member) is a new joiner
+    assert b.recv(JoinGroupResponse, 5).error_code == 25           # UNKNOWN_MEMBER_ID: only a was stored

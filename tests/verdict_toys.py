@@ -5,8 +5,12 @@ A counter that counts up to `limit`. Switches make it misbehave in the ways a ga
 `sometimes` property "the counter reaches g" (unreachable when g > limit), `stuck=true` makes the
 final state a deadlock, `bad_at=k` breaks the invariant at k.
 """
+import sys
+import types
+
 from kverify.invariants.core import Invariant, Sometimes
 from kverify.model.protocol import Protocol
+from kverify.model.spec import ModelSpec
 
 PARAMS = {
     "limit": (4, "count up to this"),
@@ -57,3 +61,14 @@ class Counter(Protocol):
 
 def make(params, behaviours):
     return Counter(params, behaviours)
+
+
+def register(monkeypatch, name: str) -> None:
+    """Register this toy under registry name `name` for one test (a module of its own holding a
+    `SPEC` of that name, as the registry expects one SPEC per module)."""
+    from kverify.model import registry
+
+    module = types.ModuleType(f"verdict_toy_{name.replace('-', '_')}")
+    module.SPEC = ModelSpec(name=name, make=make, params=PARAMS, supports=SUPPORTS)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(registry.ENTRIES, name, registry.Entry(name, module.__name__, "test toy"))

@@ -48,6 +48,9 @@ def add_arguments(parser):
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="any CoordinatorConfig field (impl/coordinator/config.py), value as JSON "
                              "(e.g. offsets_partitions=2, owned_partitions=[0], offsets_expiration_enabled=false)")
+    parser.add_argument("--consumer-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a ConsumerCoordinatorConfig field of the KIP-848 coordinator (impl/consumer/config.py), "
+                             "e.g. session_timeout_ms=10000, heartbeat_interval_ms=500")
     parser.add_argument("--reports", metavar="DIR",
                         help="write each violation of the online checks as a counterexample record under DIR "
                              "(without it violations are still checked and printed on stderr)")
@@ -70,30 +73,39 @@ def parse_topics(text: str) -> dict:
     return topics
 
 
-def parse_config(items) -> dict:
+def parse_config(items, config_class=None, flag="--config") -> dict:
     """--config KEY=VALUE items -> {CoordinatorConfig field: value} (JSON values, lists as tuples)."""
     import dataclasses
     import json
 
     from kverify.impl.coordinator import CoordinatorConfig
 
+    CoordinatorConfig = config_class or CoordinatorConfig
     fields = {f.name for f in dataclasses.fields(CoordinatorConfig)}
     out = {}
     for item in items or ():
         key, eq, raw = item.partition("=")
         key = key.strip()
         if not eq or key not in fields:
-            raise UsageError(f"--config: {item!r} is not FIELD=VALUE with FIELD one of {', '.join(sorted(fields))}")
+            raise UsageError(f"{flag}: {item!r} is not FIELD=VALUE with FIELD one of {', '.join(sorted(fields))}")
         try:
             value = json.loads(raw)
         except ValueError:
             value = raw
+        default = {f.name: f.default for f in dataclasses.fields(CoordinatorConfig)}[key]
+        if isinstance(default, (int, bool)) and type(value) is not type(default):
+            raise UsageError(f"{flag}: {key} needs a {type(default).__name__}, not {raw!r}")
         out[key] = tuple(value) if isinstance(value, list) else value
     try:
         CoordinatorConfig(**out)
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"--config: {exc}") from None
+        raise UsageError(f"{flag}: {exc}") from None
     return out
+
+
+def _consumer_config_class():
+    from kverify.impl.consumer import ConsumerCoordinatorConfig
+    return ConsumerCoordinatorConfig
 
 
 def config_from_args(args):
@@ -124,7 +136,8 @@ def config_from_args(args):
                         group_min_session_timeout_ms=args.min_session_timeout_ms,
                         group_max_session_timeout_ms=args.max_session_timeout_ms,
                         group_initial_rebalance_delay_ms=args.initial_rebalance_delay_ms,
-                        coordinator=parse_config(args.config))
+                        coordinator=parse_config(args.config),
+                        consumer=parse_config(args.consumer_config, _consumer_config_class(), "--consumer-config"))
 
 
 def run(args) -> int:

@@ -2,7 +2,8 @@
 
 Seeded random walks over the world (walk i uses seed S+i) until N implementation steps in total;
 every step must map to a step (or a stutter) of the abstract model (model/refine.py). The world runs
-with refine.WALK_DEFAULTS (lost messages and request timeouts included) unless --param overrides them. Prints the
+with its mapping's WALK_DEFAULTS (lost messages included) unless --param overrides them: group-world against
+`group` (model/refine.py), consumer-group-world against `consumer-group` (model/worlds/consumer_group_refine.py). Prints the
 first step that does not, with the walk's seed and trace (exit 1), or "N steps, 0 mismatches"
 (exit 0). Bad world names, parameters or behaviours are one-line errors (exit 2).
 """
@@ -14,7 +15,9 @@ from kverify.model.protocol import action_label
 
 NAME = "refine"
 HELP = "random walks of the impl world checked against the abstract model (refinement)"
-WORLDS = ("group-world",)
+# world -> the module holding its refinement mapping (refinement_params, WALK_DEFAULTS, RefinementError, run)
+WORLDS = {"group-world": "kverify.model.refine",
+          "consumer-group-world": "kverify.model.worlds.consumer_group_refine"}
 
 
 def add_arguments(parser):
@@ -28,7 +31,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from kverify.model import refine
+    import importlib
 
     if args.world not in WORLDS:
         raise UsageError(f"no refinement mapping for world {args.world!r}; known: {', '.join(WORLDS)}")
@@ -36,6 +39,7 @@ def run(args) -> int:
         raise UsageError(f"--steps must be positive, got {args.steps}")
     if args.walk_length <= 0:
         raise UsageError(f"--walk-length must be positive, got {args.walk_length}")
+    refine = importlib.import_module(WORLDS[args.world])
     try:
         params = refine.refinement_params(registry.parse_kv(args.param), refine.WALK_DEFAULTS)
         world = registry.build(args.world, params, args.behaviour)

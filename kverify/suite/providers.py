@@ -270,55 +270,89 @@ def explorer(profile: str) -> list:
 
 
 # --- liveness under fairness (L1; model/search/liveness.py) --------------------------------------
-LIVENESS_MODELS = ("replication-world",)     # the models that declare `liveness()` properties
+# check name -> (model, bound over the model's profile parameters, distinct-state cap per profile). The caps
+# are about twice the measured size, so a model that grows (or a controller step that never converges:
+# a reassignment that bumps the leader epoch forever) is INCONCLUSIVE, a failure under --strict.
+LIVENESS_CHECKS = {
+    # a data-broker crash and a controller failover (quick: the crash alone, a follower starting outside the ISR)
+    "liveness:replication-world/failover": ("replication-world",
+                                            {"quick": {"failovers": 0, "init_isr": 1}, "ci": {}, "deep": {}},
+                                            {"quick": 4_000, "ci": 60_000, "deep": None}),
+    # ci: a follower that starts outside the ISR joins it (AlterPartition) while brokers crash
+    "liveness:replication-world/late-replica": ("replication-world", {p: {"failovers": 0, "init_isr": 1}
+                                                                      for p in ("ci", "deep")},
+                                                {"ci": 4_000, "deep": None}),
+    # the partition reassignment path (impl/replication/controller_ops.py reassignment_step) with one move:
+    # quick moves a one-replica partition to the other broker (557 states); ci/deep move one of two replicas
+    # among three brokers (13,304 states: waiting for the new replica to join the ISR needs two replicas)
+    "liveness:replication-world/reassign": (
+        "replication-world", dict({p: {"brokers": 3, "rf": 2, "reassignments": 1, "crashes": 0, "records": 0,
+                                       "failovers": 0, "preferred": 0} for p in ("ci", "deep")},
+                                  quick={"brokers": 2, "rf": 1, "min_isr": 1, "reassignments": 1, "crashes": 0,
+                                         "records": 0, "failovers": 0, "preferred": 0}),
+        {"quick": 3_000, "ci": 30_000, "deep": None}),
+    # an acknowledged commit is served again after the offsets partition's leader fails (2,497 states)
+    "liveness:offsets-world": ("offsets-world", {p: {} for p in ("quick", "ci", "deep")},
+                               {"quick": 6_000, "ci": 6_000, "deep": None}),
+    # the group reaches Stable with exactly its running members (one crash or pause; 10,423 states)
+    "liveness:group-world": ("group-world", {p: {"commits": 0} for p in ("ci", "deep")},
+                             {"ci": 25_000, "deep": None}),
+}
 
 
-def _liveness_check(name: str):
+def _liveness_check(check: str):
     def run(ctx: Context) -> CheckResult:
+        from kverify.model import registry
         from kverify.model.search.liveness import check_liveness
 
-        proto = _build(ctx, name)
-        cap = profiles.explore_states(ctx.profile, name)
+        model, bounds, caps = LIVENESS_CHECKS[check]
+        params = profiles.params(ctx.profile, model)
+        params.update(bounds[ctx.profile])
+        proto = registry.build(model, params, _model_behaviours(ctx, model))
+        cap = caps.get(ctx.profile)
         left = ctx.remaining()
         res = check_liveness(proto, max_states=cap, max_seconds=None if left is None else max(left, 0.001))
-        return liveness_verdict(ctx, proto, name, res, cap)
+        return liveness_verdict(ctx, proto, check, model, res, cap)
     return run
 
 
-def liveness_verdict(ctx: Context, proto, name: str, res, cap) -> CheckResult:
-    """PASS: the whole state graph was searched and analysed, every property's premise was triggered
-    somewhere, and no reachable state leaves one pending forever under fair moves; FAIL: a lasso (or a
-    raising step); INCONCLUSIVE: the search was cut, the graph too large, or a premise never triggered."""
+def liveness_verdict(ctx: Context, proto, check: str, model: str, res, cap) -> CheckResult:
+    """PASS: the whole state graph was searched (invariants checked on the way) and analysed, every
+    property's premise was triggered somewhere, and no reachable state leaves one pending forever under
+    fair moves; FAIL: a lasso, a broken invariant or a raising step; INCONCLUSIVE: the search was cut,
+    the graph too large, or a premise never triggered (vacuous)."""
     from kverify.model.search.liveness import lasso_record
     from kverify.reports.writer import signature, slug, write_report
 
-    check = f"liveness:{name}"
     covered = {"states": res.states, "transitions": res.transitions, "fair_edges": res.fair_edges,
                "depth": res.depth, "properties": len(res.properties)}
-    viol = [_report_violation(ctx, proto, name, v, acts, init, "explore") for v, init, acts in res.findings]
+    viol = [_report_violation(ctx, proto, model, v, acts, init, "explore") for v, init, acts in res.findings]
     for lasso in res.lassos:
-        cx = lasso_record(proto, lasso, model_name=name)
-        path = write_report(cx, os.path.join(ctx.out_dir, slug(f"liveness-{name}-{lasso.violation.invariant}")))
+        cx = lasso_record(proto, lasso, model_name=model)
+        path = write_report(cx, os.path.join(ctx.out_dir, slug(f"{check}-{lasso.violation.invariant}")))
         viol.append({"invariant": lasso.violation.invariant, "signature": signature(cx), "report": path,
                      "message": lasso.violation.message})
     if viol:
         return _fail(check, "liveness", viol, "; ".join(f"{v['invariant']}: {v['message']}" for v in viol), covered)
-    scope = (f"{res.states:,} states, {res.fair_edges:,} fair moves, properties {', '.join(res.properties)}")
+    scope = f"{res.states:,} states, {res.fair_edges:,} fair moves, properties {', '.join(res.properties)}"
     if not res.analysed:
         cut = res.note or "not analysed"
-        return CheckResult(check, "liveness", INCONCLUSIVE, f"{scope}; {cut}", covered=covered, cut=cut)
+        if res.stopped == "max-states":
+            cut = f"the state budget ({cap:,} states) before the search finished"
+        return CheckResult(check, "liveness", INCONCLUSIVE, f"{scope}; cut by {cut}", covered=covered, cut=cut)
     idle = [n for n, hit in res.triggered.items() if not hit]
     if idle:
         return CheckResult(check, "liveness", INCONCLUSIVE,
                            f"{scope}, complete; premise never triggered (vacuous): {', '.join(idle)}",
                            covered=covered, cut="premise never triggered: " + ", ".join(idle))
     return CheckResult(check, "liveness", PASS,
-                       f"{scope}, complete: each is discharged from every reachable state by fair moves",
-                       covered=covered)
+                       f"{scope}, complete, invariants hold; each property is discharged from every reachable "
+                       "state by fair moves", covered=covered)
 
 
 def liveness(profile: str) -> list:
-    return [_or_broken(f"liveness:{m}", "liveness", m, _liveness_check) for m in LIVENESS_MODELS]
+    return [_or_broken(name, "liveness", model, lambda _m, name=name: _liveness_check(name))
+            for name, (model, bounds, _c) in LIVENESS_CHECKS.items() if profile in bounds]
 
 
 # --- Hypothesis state machines --------------------------------------------------------------------

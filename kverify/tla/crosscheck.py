@@ -15,6 +15,7 @@ TLC counterpart here (TLC checks safety only in these specs).
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -111,8 +112,15 @@ def compare(model: str, cfg_path: str, spec_path: str | None = None, *, workers=
     c = cfgmod.parse_file(cfg_path)
     b = cfgmod.bound(model, c)
     spec_path = spec_path or models.spec_file(model)
-    tlc = runner.run_tlc(spec_path, cfg_path, workers=workers, jvm_flags=jvm_flags, timeout=timeout,
-                         check_deadlock=models.checks_deadlock(model))
+    graph = None
+    with tempfile.TemporaryDirectory(prefix="kverify-xcheck-") as tmp:
+        # one TLC run serves both checks when it explores everything (no violation): its state graph is the
+        # whole state set; after a violation the set needs a second run with the invariants off
+        dump = os.path.join(tmp, "graph") if sets and str(workers) == "1" else None
+        tlc = runner.run_tlc(spec_path, cfg_path, workers=workers, jvm_flags=jvm_flags, timeout=timeout,
+                             check_deadlock=models.checks_deadlock(model), dump_dot=dump)
+        if dump and tlc.complete and not tlc.violation:
+            graph = states.graph_of_dump(dump + ".dot", spec_path, cfg_path, tlc.distinct)
     proto = registry.build(model, b.params, b.behaviours)
     t0 = time.monotonic()
     res = explore(proto, symmetry=b.symmetry, graph=False)
@@ -121,9 +129,23 @@ def compare(model: str, cfg_path: str, spec_path: str | None = None, *, workers=
     set_cmp = None
     if sets:
         try:
-            set_cmp = states.compare_sets(model, cfg_path, spec_path, timeout=timeout)
+            set_cmp = states.compare_sets(model, cfg_path, spec_path, timeout=timeout, tlc=graph)
         except states.MappingError as exc:
             diffs.append(f"state sets: {exc}")
         else:
             diffs += set_cmp.lines()
     return Comparison(model, spec_path, cfg_path, b.params, b.behaviours, tlc, res, secs, diffs, set_cmp)
+
+
+def compare_all(model: str, spec_path: str | None = None, *, workers="1", timeout=None, jobs: int = 2) -> list:
+    """`compare` on every .cfg shipped with the model's spec (specs/<Spec>_*.cfg), `jobs` at a time:
+    what `kverify tlc SPEC --compare` over all bounds reports, one Comparison per .cfg, in file order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kverify.model import registry
+    from kverify.tla import models
+
+    registry.build(model, {})                 # import once before the threads do
+    cfgs = models.cfg_files(model)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(lambda c: compare(model, c, spec_path, workers=workers, timeout=timeout), cfgs))

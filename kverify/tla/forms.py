@@ -2,8 +2,8 @@
 
 Why it exists: the cross-check compares the state SETS TLC and the explorer reach (kverify/tla/
 states.py), so each Python state must become the value its spec's variables (`modelVars`) take,
-in the form of kverify/tla/values.py. `MAPPINGS` names the mapping per model: written here (group),
-or the protocol's own `tla_state(state)` method (replication). The mapping must be injective: two Python states with one TLA+ form would make
+in the form of kverify/tla/values.py. The group model's mapping is written here (`MAPPINGS`); other
+models declare theirs as `SPEC = ModelSpec(..., tla_state=...)`. The mapping must be injective: two Python states with one TLA+ form would make
 the state counts differ, and `states.python_graph` reports such a pair.
 """
 from __future__ import annotations
@@ -63,57 +63,21 @@ def group_state(proto, s) -> dict:
     }
 
 
-# --- Replication: the older positional layout, used by offsets_state below until model/offsets.py has `tla_state`
-def _log(log) -> tuple:
-    return tuple(tuple(x) for x in log)
-
-
-def replication_state(proto, s) -> dict:
-    from kverify.model import replication as R
-
-    reps, ctrl, reqs, zombie, hist = s
-
-    def rep(x):
-        pend = x[R.PEND]
-        return rec(alive=x[R.ALIVE], log=_log(x[R.LOG]), hw=x[R.HW], ep=x[R.EP], pep=x[R.PEP], cep=x[R.CEP],
-                   ldr=x[R.LDR], trunc=x[R.TRUNC], isr=bits(x[R.ISR]), leso=x[R.LESO], since=x[R.SINCE],
-                   pend=rec(isr=bits(pend & R.MASK), applied=bool(pend & R.APPLIED), stale=bool(pend & R.STALE)))
-
-    def req(q):
-        return rec(ldr=q[0], ep=q[1], isr=bits(q[2]), pep=q[3], cep=q[4])
-
-    return {"reps": fun({i: rep(x) for i, x in enumerate(reps)}),
-            "ctrl": rec(ldr=ctrl[0], ep=ctrl[1], isr=bits(ctrl[2]), elr=bits(ctrl[3]), pep=ctrl[4], cep=ctrl[5]),
-            "reqs": frozenset(req(q) for q in reqs),
-            "zombie": NONE if zombie is None else req(zombie),
-            "hist": rec(next=hist[0], committed=_log(hist[1]), acked=tuple((o, tuple(r)) for o, r in hist[2]),
-                        crashes=hist[3], lossy=hist[4], unclean=hist[5], alters=hist[6], failovers=hist[7])}
-
-
-# --- OffsetsFailover <-> model/offsets.py (until the model declares `tla_state`) ----------------------------
-def offsets_state(proto, s) -> dict:
-    rs, coord, payloads, hist = s
-    out = replication_state(proto, rs)
-    out["coord"] = rec(owner=coord[0], gen=coord[1], pend=coord[2], loads=coord[3], asg=coord[4])
-    out["payloads"] = tuple(tuple(pl) for pl in payloads)
-    out["grouphist"] = rec(joins=hist[0], next=fun(dict(enumerate(hist[1]))), lost=frozenset(tuple(x) for x in hist[2]))
-    return out
-
-
-def _declared(proto, s) -> dict:
-    """A protocol that writes its own TLA+ form (model/replication.py's `tla_state` method)."""
-    return proto.tla_state(s)
-
-
-MAPPINGS = {"group": group_state, "replication": _declared, "offsets": offsets_state}
+MAPPINGS = {"group": group_state}
 
 
 def mapping(model: str):
-    """The function (proto, state) -> {TLA+ variable: value} for a model with a spec."""
-    try:
-        return MAPPINGS[model]
-    except KeyError:
-        raise ValueError(f"no TLA+ form for model {model!r}") from None
+    """The function (proto, state) -> {TLA+ variable: value} for a model with a spec: written here
+    (MAPPINGS), else the `tla_state` its ModelSpec declares (model/spec.py)."""
+    own = MAPPINGS.get(model)
+    if own is not None:
+        return own
+    from kverify.model import registry
+
+    declared = registry.spec_for(model).tla_state
+    if declared is None:
+        raise ValueError(f"no TLA+ form for model {model!r}: declare SPEC = ModelSpec(..., tla_state=...)")
+    return declared
 
 
 def to_tla(model: str, proto, state):

@@ -25,7 +25,8 @@ from kverify.tla import cfg as cfgmod
 from kverify.tla import names
 from kverify.tla import spec as specmod
 
-SPEC_OF = {"group": "GroupMembership", "replication": "Replication", "offsets": "OffsetsFailover"}
+SPEC_OF = {"group": "GroupMembership", "replication": "Replication", "offsets": "OffsetsFailover",
+           "consumer-group": "ConsumerGroup"}
 
 # Python state layout when the model module declares no STATE_FIELDS: top-level field names in
 # order. ("rs", "replication") = a field holding another model's whole state (its fields become
@@ -52,6 +53,18 @@ def spec_file(model: str) -> str:
 def cfg_files(model: str) -> list:
     """The bounds shipped with a model's spec: specs/<Spec>_*.cfg, sorted."""
     return sorted(glob.glob(os.path.join(specmod.SPECS_DIR, SPEC_OF[model] + "_*.cfg")))
+
+
+def is_large(cfg_path: str) -> bool:
+    """A .cfg whose first line (a comment) calls it large: compared by `kverify tlc --compare`, not in tests."""
+    with open(cfg_path, encoding="utf-8") as fh:
+        first = fh.readline()
+    return first.lstrip().startswith("\\*") and "large" in first.lower()
+
+
+def small_cfg_files(model: str) -> list:
+    """The shipped bounds the tests compare (every one not marked large)."""
+    return [c for c in cfg_files(model) if not is_large(c)]
 
 
 def _fields(model: str) -> tuple:

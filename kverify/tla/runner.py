@@ -205,9 +205,10 @@ def spec_checks_deadlock(spec: str) -> bool:
 
 
 def run_tlc(spec: str, cfg: str, *, workers="1", jvm_flags=FAST_START_FLAGS, timeout: Optional[float] = None,
-            check_deadlock: Optional[bool] = None) -> TlcResult:
+            check_deadlock: Optional[bool] = None, dump_dot: Optional[str] = None) -> TlcResult:
     """Model-check `spec` (.tla path) with `cfg` (.cfg path). `workers`: a number or "auto".
-    `check_deadlock`: None = when the spec's Next has an AllowedEnd disjunct (else -deadlock)."""
+    `check_deadlock`: None = when the spec's Next has an AllowedEnd disjunct (else -deadlock).
+    `dump_dot`: also write the state graph to `<dump_dot>.dot` (kverify/tla/states.py reads it)."""
     java, jar = find_java(), find_jar()
     if str(workers) == "auto":          # this TLC (2.15) wants a number
         workers = str(os.cpu_count() or 1)
@@ -225,6 +226,8 @@ def run_tlc(spec: str, cfg: str, *, workers="1", jvm_flags=FAST_START_FLAGS, tim
                "-config", cfg]
         if not check_deadlock:
             cmd.append("-deadlock")
+        if dump_dot:
+            cmd += ["-dump", "dot,actionlabels", dump_dot]
         cmd.append(os.path.basename(spec))
         t0 = time.monotonic()
         t_search = None

@@ -203,10 +203,8 @@ def sets_only_cfg(cfg_path: str) -> str:
 
 def tlc_graph(cfg_path: str, spec_path: str, timeout: Optional[float] = None) -> Graph:
     """TLC's reachable states at the .cfg's bound, invariants and the deadlock check off."""
-    from kverify.tla import models, runner
-    from kverify.tla import spec as specmod
+    from kverify.tla import runner
 
-    keep = set(models.spec_model_variables(specmod.parse_file(spec_path)))
     spec_path = os.path.abspath(spec_path)
     with tempfile.TemporaryDirectory(prefix="kverify-dump-") as tmp:
         cfg = os.path.join(tmp, "sets.cfg")
@@ -224,10 +222,18 @@ def tlc_graph(cfg_path: str, spec_path: str, timeout: Optional[float] = None) ->
         runner.parse_output(proc.stdout + proc.stderr, res)     # raises TlcError on a spec error
         if not res.complete:
             raise runner.TlcError(f"TLC did not complete the state-set run on {os.path.basename(cfg_path)}")
-        graph = parse_dot(dump + ".dot", keep)
-    if len(graph.nodes) != res.distinct:
+        return graph_of_dump(dump + ".dot", spec_path, cfg_path, res.distinct)
+
+
+def graph_of_dump(dot_path: str, spec_path: str, cfg_path: str, distinct: int) -> Graph:
+    """The graph in TLC's `-dump dot,actionlabels` file, checked against the run's distinct count."""
+    from kverify.tla import models, runner
+    from kverify.tla import spec as specmod
+
+    graph = parse_dot(dot_path, set(models.spec_model_variables(specmod.parse_file(spec_path))))
+    if len(graph.nodes) != distinct:
         raise runner.TlcError(f"TLC's dump of {os.path.basename(cfg_path)} holds {len(graph.nodes)} states, "
-                              f"its summary says {res.distinct}")
+                              f"its summary says {distinct}")
     return graph
 
 
@@ -320,6 +326,18 @@ class SetComparison:
         return [head] + self.first.lines()
 
 
+def _python_step_to(proto, model: str, py: Graph, src, dst):
+    """The explorer's action from state `src` to state `dst` (both TLA+ keys it reaches), or None."""
+    node = py.nodes.get(src)
+    if node is None or dst not in py.nodes:
+        return None
+    to_tla = forms.mapping(model)
+    for a in proto.actions(node.native):
+        if V.rec(**to_tla(proto, proto.step(node.native, a))) == dst:
+            return a
+    return None
+
+
 def first_difference(model: str, proto, tlc: Graph, py: Graph) -> Optional[FirstDifference]:
     only = [(n.depth, 0, repr(k), k) for k, n in tlc.nodes.items() if k not in py.nodes]
     only += [(n.depth, 1, repr(k), k) for k, n in py.nodes.items() if k not in tlc.nodes]
@@ -328,23 +346,34 @@ def first_difference(model: str, proto, tlc: Graph, py: Graph) -> Optional[First
     depth, which, _, key = min(only)
     side, other = (tlc, py) if which == 0 else (py, tlc)
     node = side.nodes[key]
+    trace = side.trace(key)
+    if side is tlc:
+        # TLC names a step of a disjunct with several bound variables after `Next`: every state before
+        # the differing one is common, so name those steps with the explorer's action between them
+        for i in range(1, len(trace) - 1):
+            a = _python_step_to(proto, model, py, trace[i - 1][1], trace[i][1])
+            if a is not None:
+                trace[i] = (_label(a), trace[i][1])
     succ = []
     if node.parent is None:           # an initial state: compare with the other side's initial states
         succ = [(None, k) for k, n in other.nodes.items() if n.depth == 0]
     else:
         name = _tla_name(node.action)
         if other is tlc:
-            succ = [(a, k) for a, k in tlc.edges.get(node.parent, ()) if a == name]
+            edges = tlc.edges.get(node.parent, ())
+            succ = [(a, k) for a, k in edges if a == name] or [(a, k) for a, k in edges if a == "Next"]
         else:
             s = py.nodes[node.parent].native
             to_tla = forms.mapping(model)
+            named = {_tla_name(e[0]) for e in tlc.edges.get(node.parent, ())}
             for a in proto.actions(s):
-                if _tla_name(a) == name:
+                # TLC's "Next": a disjunct TLC did not name; any explorer action TLC never names from there
+                if _tla_name(a) == name or (name == "Next" and _tla_name(a) not in named):
                     succ.append((a, V.rec(**to_tla(proto, proto.step(s, a)))))
     native = node.native
     if native is None and succ and other is py:
         native = py.nodes.get(succ[0][1], Node(0, None, None)).native
-    return FirstDifference(side.side, depth, key, side.trace(key), node.parent, node.action, succ, native)
+    return FirstDifference(side.side, depth, key, trace, node.parent, node.action, succ, native)
 
 
 def compare_sets(model: str, cfg_path: str, spec_path: Optional[str] = None, timeout: Optional[float] = None,
@@ -369,8 +398,3 @@ def compare_sets(model: str, cfg_path: str, spec_path: Optional[str] = None, tim
 def diff(model: str, cfg_path: str, spec_path: Optional[str] = None) -> list:
     """Lines describing how the state sets differ at the .cfg's bound (empty: the same sets)."""
     return compare_sets(model, cfg_path, spec_path).lines()
-
-
-def to_tla(model: str, proto, state):
-    """A Python state in its spec's TLA+ form (kept for callers of the older API)."""
-    return forms.to_tla(model, proto, state)

@@ -13,7 +13,6 @@ import struct
 
 import kafka.errors as _kerrors
 from kafka.protocol.schemas.fields.codecs import EncodeBufferPool
-from kafka.protocol.api_header import RequestHeader
 from kafka.protocol.consumer import fetch as _fetch
 from kafka.protocol.consumer import group as _group
 from kafka.protocol.consumer import metadata as _cmeta
@@ -57,10 +56,6 @@ class Api:
         return d
 
 
-def _find(mod, name):
-    return getattr(mod, name)
-
-
 def _pair(name, *mods):
     for m in mods:
         if hasattr(m, name + "Request"):
@@ -72,10 +67,10 @@ from kafka.protocol.producer import transaction as _txn
 from kverify.wire import kip848 as _kip848
 _MODS = (_group, _fetch, _offsets, _meta, _produce, _agroups, _cmeta, _txn, _kip848)
 # Versions advertised: every version the three client libraries negotiate for these APIs, flexible ones
-# included, stopping before topic ids replace topic names (Fetch 13, Produce 13, OffsetCommit 10) and
-# before the KIP-848 member-epoch variants (OffsetCommit 9, OffsetFetch 9).
+# included, stopping before topic ids replace topic names (Fetch 13, Produce 13, OffsetCommit 10,
+# OffsetFetch 10). OffsetCommit/OffsetFetch 9 carry KIP-848 member epochs (consumer_api routes them).
 _SERVED = [("Produce", 3, 9), ("Fetch", 4, 12), ("ListOffsets", 1, 7), ("Metadata", 0, 12),
-           ("OffsetCommit", 2, 8), ("OffsetFetch", 1, 8), ("FindCoordinator", 0, 4), ("JoinGroup", 0, 9),
+           ("OffsetCommit", 2, 9), ("OffsetFetch", 1, 9), ("FindCoordinator", 0, 4), ("JoinGroup", 0, 9),
            ("Heartbeat", 0, 4), ("LeaveGroup", 0, 5), ("SyncGroup", 0, 5), ("DescribeGroups", 0, 5),
            ("ListGroups", 0, 4), ("ApiVersions", 0, 4), ("InitProducerId", 0, 4),
            ("DeleteGroups", 0, 2), ("OffsetDelete", 0, 0),
@@ -186,19 +181,39 @@ def frame_response(api: Api, version: int, correlation_id: int, msg) -> bytes:
         return bytes(out.result())
 
 
-def build(cls, version: int, fields: dict):
-    """A kafka-python message (or nested struct) from a dict with snake_case keys, nested dicts/lists."""
-    struct_fields = cls._struct.fields
+_KINDS: dict = {}
+
+
+def _kinds(cls) -> dict:
+    """field name -> (0 plain | 1 struct | 2 struct array, nested data class), cached per class."""
+    k = _KINDS.get(cls)
+    if k is None:
+        k = _KINDS[cls] = {
+            name: ((1, f.data_class) if f.is_struct() else (2, f.data_class) if f.is_struct_array() else (0, None))
+            for name, f in cls._struct.fields.items()}
+    return k
+
+
+def build(cls, version: int, fields: dict, nested=False):
+    """A kafka-python message (or nested struct) from a dict with snake_case keys, nested dicts/lists.
+    Nested structs are filled slot by slot (what DataContainer.__init__ does, without its per-call
+    checks: the keys were checked by `_kinds`); fields left out read their schema default."""
+    kinds = _kinds(cls)
     kw = {}
     for k, v in fields.items():
-        f = struct_fields[k]
-        if f.is_struct() and isinstance(v, dict):
-            v = build(f.data_class, version, v)
-        elif f.is_struct_array() and v is not None:
-            dc = f.data_class
-            v = [build(dc, version, x) if isinstance(x, dict) else x for x in v]
+        kind, dc = kinds[k]
+        if kind == 1 and isinstance(v, dict):
+            v = build(dc, version, v, True)
+        elif kind == 2 and v is not None:
+            v = [build(dc, version, x, True) if isinstance(x, dict) else x for x in v]
         kw[k] = v
-    return cls(version=version, **kw)
+    if not nested:
+        return cls(version=version, **kw)
+    obj = object.__new__(cls)
+    obj._version, obj.tags, obj.unknown_tags = version, None, None
+    for k, v in kw.items():
+        setattr(obj, k, v)
+    return obj
 
 
 def encode_response(api: Api, version: int, correlation_id: int, fields: dict) -> bytes:

@@ -3,10 +3,10 @@ reference consumer-group coordinator of impl/consumer (K2), beside the classic o
 
 Message classes: kverify/wire/kip848 (schemas kafka-python does not ship, read by kafka-python's codec).
 Topic ids on the wire are 16-byte UUIDs; impl/consumer names them by Kafka's Uuid text (base64url of the
-same 16 bytes, `topic_id_for(name)`), and Metadata announces the same ids. Not (yet) over the wire:
-OffsetCommit/OffsetFetch v9 (member-epoch validated commits of consumer groups; clients fall back to the
-classic path, which knows no such group) and failover of consumer groups (the fault only moves classic
-groups).
+same 16 bytes, `topic_id_for(name)`), and Metadata announces the same ids (and resolves them).
+OffsetCommit/OffsetFetch of a group that exists in the consumer coordinator go to it (it validates the
+member epoch, and answers UNSUPPORTED_VERSION below v9 as Kafka); every other group stays classic
+(group_api). Not done: failover of consumer groups (the failover fault moves classic groups only).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import base64
 import uuid
 
 from kverify.impl.consumer import messages as K
+from kverify.wire import group_api
 from kverify.wire.codec import error_code
 
 
@@ -82,4 +83,42 @@ def describe(b, ctx, body):
     b.submit(ctx, lambda cid: req._replace(correlation_id=cid), answer, coordinator=b.consumer_coordinator)
 
 
-HANDLERS = {"ConsumerGroupHeartbeat": heartbeat, "ConsumerGroupDescribe": describe}
+def _is_consumer_group(b, group_id) -> bool:
+    return group_id in b.consumer_coordinator.group_ids()
+
+
+def offset_commit(b, ctx, body):
+    if not _is_consumer_group(b, body.group_id):
+        group_api.handle(b, ctx, body)
+        return
+    v = ctx.version
+    c = group_api.to_requests("OffsetCommit", v, body)[0]
+    req = K.OffsetCommitRequest(group_id=c.group_id, generation_id_or_member_epoch=c.generation_id,
+                                member_id=c.member_id, group_instance_id=c.group_instance_id, offsets=c.offsets,
+                                api_version=v)
+    b.submit(ctx, lambda cid: req._replace(correlation_id=cid),
+             lambda r: group_api.to_wire("OffsetCommit", v, [r], body), coordinator=b.consumer_coordinator)
+
+
+def offset_fetch(b, ctx, body):
+    v = ctx.version
+    classic = group_api.to_requests("OffsetFetch", v, body)
+    groups = list(body.groups or ()) if v >= 8 else [None]
+    if not any(_is_consumer_group(b, r.group_id) for r in classic):
+        group_api.handle(b, ctx, body)
+        return
+    responses = []
+    for req, g in zip(classic, groups):
+        if _is_consumer_group(b, req.group_id):
+            member_id = g.member_id if g is not None and v >= 9 else None
+            epoch = g.member_epoch if g is not None and v >= 9 else -1
+            k = K.OffsetFetchRequest(group_id=req.group_id, member_id=member_id, member_epoch=epoch,
+                                     partitions=req.partitions, require_stable=req.require_stable)
+            responses.append(b.ask(lambda cid, k=k: k._replace(correlation_id=cid), b.consumer_coordinator))
+        else:
+            responses.append(b.ask(lambda cid, req=req: req._replace(correlation_id=cid)))
+    b.respond(ctx, group_api.to_wire("OffsetFetch", v, responses, body))
+
+
+HANDLERS = {"ConsumerGroupHeartbeat": heartbeat, "ConsumerGroupDescribe": describe,
+            "OffsetCommit": offset_commit, "OffsetFetch": offset_fetch}

@@ -6,6 +6,7 @@ end offset. Fetches with no data wait (long poll) until data arrives or `max_wai
 """
 from __future__ import annotations
 
+import functools
 import uuid
 
 from kverify.wire.codec import APIS, BadRequest, error_code
@@ -13,6 +14,15 @@ from kverify.wire.codec import APIS, BadRequest, error_code
 NODE_ID = 0
 CLUSTER_ID = "kverify-broker"
 UNKNOWN_TOPIC = error_code("UNKNOWN_TOPIC_OR_PARTITION")
+UNKNOWN_TOPIC_ID = 100          # Errors.UNKNOWN_TOPIC_ID
+
+
+def _name_of(b, tid):
+    """Topic name of a wire topic id (None when no topic has it)."""
+    for name in b.topics.names():
+        if topic_id(name) == tid:
+            return name
+    return None
 
 
 def api_versions_fields(version: int, error: int = 0) -> dict:
@@ -28,6 +38,7 @@ def api_versions(b, ctx, body):
     b.respond(ctx, api_versions_fields(ctx.version))
 
 
+@functools.lru_cache(maxsize=4096)
 def topic_id(name: str) -> uuid.UUID:
     """The id impl/consumer gives the topic (K1's derivation), as the 16 bytes of the wire."""
     from kverify.impl.consumer.topics import topic_id_for
@@ -40,12 +51,13 @@ def metadata(b, ctx, body):
     requested = body.topics
     if requested is None or (v == 0 and not requested):
         names = b.topics.names()
-    else:
-        names = [t.name for t in requested]
+    else:           # by name, or (v10+, KIP-848 clients) by topic id with a null name
+        names = [t.name if t.name is not None or v < 10 else _name_of(b, t.topic_id) for t in requested]
     topics = []
     for name in names:
-        n = b.topics.count(name)
-        t = {"error_code": 0 if n else UNKNOWN_TOPIC, "name": name, "partitions": [
+        n = b.topics.count(name) if name is not None else 0
+        error = 0 if n else (UNKNOWN_TOPIC if name is not None else UNKNOWN_TOPIC_ID)
+        t = {"error_code": error, "name": name, "partitions": [
             {"error_code": 0, "partition_index": i, "leader_id": NODE_ID, "replica_nodes": [NODE_ID],
              "isr_nodes": [NODE_ID], **({"leader_epoch": 0} if v >= 7 else {}),
              **({"offline_replicas": []} if v >= 5 else {})} for i in range(n)]}

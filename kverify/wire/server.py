@@ -7,7 +7,8 @@ wall clock): the clock follows the wall clock (`clock="real"`) or moves only on 
 `GroupCoordinator.advance`. As in Kafka, a connection's requests are handled one at a time: the next
 is read only after the previous one was answered, so a parked JoinGroup/SyncGroup holds its
 connection until `handle`/`advance` returns its `Reply`, which `route` sends to the right
-connection and correlation id.
+connection and correlation id. KIP-848 groups are served by impl/consumer's coordinator beside the
+classic one (consumer_api.py); both see the same clock.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
+from kverify.impl.consumer import ConsumerCoordinatorConfig, ConsumerGroupCoordinator
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator, MemoryOffsetsLog
 from kverify.wire import codec, consumer_api, control, data_api, group_api
 from kverify.wire.faults import Faults
@@ -143,7 +145,6 @@ class Broker:
             "offsets_partitions": c.offsets_partitions, "member_id_seed": c.seed, **c.coordinator})
         self.coordinator = GroupCoordinator(self.coordinator_config, behaviours=c.behaviours, log=self.log)
         self.topics = Topics(c.topics)
-        from kverify.impl.consumer import ConsumerCoordinatorConfig, ConsumerGroupCoordinator
         self.consumer_coordinator = ConsumerGroupCoordinator(
             ConsumerCoordinatorConfig(**{"start_ms": self.coordinator_config.start_ms, **c.consumer}),
             behaviours=c.behaviours, topics=dict(c.topics))
@@ -276,6 +277,7 @@ class Broker:
 
     def _kill(self, client_id):
         self.killed.add(client_id)
+        self.trace_fault(f"kill {client_id}")
         for conn in list(self.conns.values()):
             if conn.client_id == client_id:
                 conn.close(f"client {client_id!r} was killed")
@@ -363,7 +365,9 @@ class Broker:
 
     def _failover(self, ms, load):
         """The coordinator resigns every offsets partition, then is elected again and reloads them
-        from its committed offsets log (impl's on_resignation / on_election)."""
+        from its committed offsets log (impl's on_resignation / on_election). KIP-848 groups: the
+        consumer coordinator is unloaded at the resignation and loaded at the election (no separate
+        load-in-progress phase)."""
         c = self.coordinator
         self._epoch += 1
         epoch = self._epoch
@@ -372,6 +376,7 @@ class Broker:
                          {"op": "resign", "partitions": parts, "epoch": epoch})
         for p in parts:
             self.route(c.on_resignation(p, epoch))
+        self.consumer_coordinator.unload()          # KIP-848 groups: NOT_COORDINATOR until the election
 
         def loading():
             self.trace_fault("failover: loading", {"op": "loading", "partitions": parts})
@@ -382,6 +387,7 @@ class Broker:
             self._epoch += 1
             for p in parts:
                 self.route(c.on_election(p, self._epoch, self.log.records(p)))
+            self.consumer_coordinator.load()
             self.trace_fault("failover: groups and offsets reloaded",
                              {"op": "elect", "partitions": parts, "epoch": self._epoch})
         now = c.now
@@ -438,12 +444,12 @@ class Broker:
         self.pending[cid] = (ctx, answer)
         self.route((coordinator or self.coordinator).handle(make(cid)))
 
-    def ask(self, make):
+    def ask(self, make, coordinator=None):
         """Synchronous coordinator call (never parked): returns the response; other replies are routed."""
         cid = next(self._cids)
         mine = None
         others = []
-        for r in self.coordinator.handle(make(cid)):
+        for r in (coordinator or self.coordinator).handle(make(cid)):
             if r.correlation_id == cid:
                 mine = r.response
             else:

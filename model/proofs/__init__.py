@@ -61,11 +61,12 @@ def all_obligations(include_open: bool = False) -> list[Obligation]:
     """Every obligation of every proof module, in a stable order. `include_open` adds the obligations
     whose inductive proof is still open (they cannot report `proved` yet, so the suite's gate and
     `kverify prove` run them only when asked: by name, or `kverify prove --open`)."""
-    from kverify.model.proofs import (assignor_arith, coordinator_selection, group_inductive, replication_inductive,
-                                      sticky_optimum)
+    from kverify.model.proofs import (assignor_arith, consumer_group_inductive, coordinator_selection, group_inductive,
+                                      replication_inductive, sticky_optimum)
 
     out: list[Obligation] = []
-    for mod in (coordinator_selection, assignor_arith, group_inductive, sticky_optimum, replication_inductive):
+    for mod in (coordinator_selection, assignor_arith, group_inductive, sticky_optimum, replication_inductive,
+                consumer_group_inductive):
         out.extend(mod.obligations())
     if include_open:
         out.extend(open_obligations())

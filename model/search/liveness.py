@@ -183,8 +183,10 @@ def analyse(run, graph: LivenessGraph) -> list:
 
 
 def check_liveness(protocol, max_states: Optional[int] = None, graph_limit: int = GRAPH_LIMIT,
-                   max_seconds: Optional[float] = None) -> LivenessResult:
-    """One exhaustive search of `protocol` recording the liveness graph, then `analyse`."""
+                   max_seconds: Optional[float] = None, invariants: bool = True) -> LivenessResult:
+    """One exhaustive search of `protocol` recording the liveness graph, then `analyse`. With
+    `invariants` the state and step invariants are checked on the way (a violation is a finding and
+    leaves the liveness graph unanalysed: violating states are not expanded)."""
     from kverify.model.protocol import Protocol
     from kverify.model.search.loop import search
     from kverify.model.search.storage import IndexedStore
@@ -198,7 +200,12 @@ def check_liveness(protocol, max_states: Optional[int] = None, graph_limit: int 
     exact = type(protocol).canonical is Protocol.canonical
     store = IndexedStore(protocol.fingerprint if exact else hash)
     graph = LivenessGraph(protocol, props, graph_limit)
-    run = search(protocol, store, [graph], max_states=max_states, max_seconds=max_seconds)
+    visitors = [graph]
+    if invariants:
+        from kverify.model.search.visitors import StateInvariants, StepInvariants
+
+        visitors += [StateInvariants(protocol), StepInvariants(protocol)]
+    run = search(protocol, store, visitors, max_states=max_states, max_seconds=max_seconds)
     res.states, res.transitions, res.depth = len(run.parent), run.transitions, run.depth
     res.complete, res.stopped = run.complete, run.stopped
     res.fair_edges = len(graph.src)
@@ -209,7 +216,7 @@ def check_liveness(protocol, max_states: Optional[int] = None, graph_limit: int 
     elif not run.complete:
         res.note = f"search cut by {run.stopped} before it was complete"
     elif res.findings:
-        res.note = "the search raised: liveness not analysed"
+        res.note = "the search found violations: liveness not analysed"
     else:
         res.analysed = True
         res.lassos = analyse(run, graph)

@@ -140,10 +140,7 @@ class Run:
             depth += 1
             nxt, nxt_idx = [], array("i")
             expand = expander.bind(self, depth, nxt, nxt_idx)
-            pos = 0
             for pos in range(len(frontier)):
-                s = frontier[pos]
-                frontier[pos] = None          # expanded states are released at once (peak memory)
                 expanded += 1
                 if (expanded & 1023) == 0:
                     now = time.monotonic()
@@ -156,6 +153,8 @@ class Run:
                         n = len(self.parent)
                         progress(f"explore: {transitions} states, {n} distinct, depth {depth}, "
                                  f"{n / max(now - t0, 1e-9):,.0f} distinct/s")
+                s = frontier[pos]
+                frontier[pos] = None          # expanded states are released at once (peak memory)
                 transitions += expand(s, frontier_idx[pos])
                 if self.stopped:
                     break

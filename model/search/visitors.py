@@ -92,16 +92,17 @@ class StateInvariants(Visitor):
 
     def __init__(self, protocol):
         self.invariants = tuple(protocol.state_invariants)
+        self.checks = tuple((inv.check, inv.name) for inv in self.invariants)
 
     def active(self) -> bool:
         return bool(self.invariants)
 
     def check_state(self, state, depth: int) -> Optional[Violation]:
         try:
-            for inv in self.invariants:
-                msg = inv.check(state)
+            for check, name in self.checks:
+                msg = check(state)
                 if msg is not None:
-                    return Violation(inv.name, msg, depth)
+                    return Violation(name, msg, depth)
         except Exception as exc:
             return crash(exc, depth)
         return None
@@ -112,16 +113,17 @@ class StepInvariants(Visitor):
 
     def __init__(self, protocol):
         self.invariants = tuple(protocol.step_invariants)
+        self.checks = tuple((inv.check, inv.name) for inv in self.invariants)
 
     def active(self) -> bool:
         return bool(self.invariants)
 
     def check_step(self, prev, action, nxt, depth: int) -> Optional[Violation]:
         try:
-            for inv in self.invariants:
-                msg = inv.check(prev, action, nxt)
+            for check, name in self.checks:
+                msg = check(prev, action, nxt)
                 if msg is not None:
-                    return Violation(inv.name, msg, depth)
+                    return Violation(name, msg, depth)
         except Exception as exc:
             return crash(exc, depth)
         return None

@@ -1092,6 +1092,29 @@ class GroupWorld(Protocol):
         mv = g.members.get(member_id)
         return mv.client_id if mv is not None else f"{member_id} (not a member)"
 
+    # --- liveness (invariants/liveness.py; checked by model/search/liveness.py) ------------------------------
+    def liveness(self):
+        """The group reaches Stable with exactly its running members once perturbations stop: faults (crash,
+        pause, lose) and a crashed process's return (restart) are not fair moves; a pause ends (resume is
+        fair: time passes here only when nothing else can happen, so a pause that never ended would stop
+        the clock that expires its session)."""
+        from kverify.invariants import liveness as L
+
+        def pending(s: WorldState):
+            return L.group_pending(self.group_live_view(s))
+        return (L.Eventually(L.GROUP_STABLE, L.GROUP_STABLE_STATEMENT, pending,
+                             excluded=lambda a: a[0] == "restart"),)
+
+    def group_live_view(self, s: WorldState):
+        """invariants/liveness.py `GroupLiveView`: the coordinator's group state, the running member slots
+        (paused ones included), and the slots that are members of the group."""
+        from kverify.invariants.liveness import GroupLiveView
+
+        g = s.group(self.group_id)
+        live = tuple(m for m in range(self.n) if s.started[m] and s.members[m].alive)
+        members = () if g is None else tuple(sorted(self.slot_of(mv.client_id) for mv in g.members.values()))
+        return GroupLiveView("Dead" if g is None else g.state, live, members)
+
     # --- settled, healthy states --------------------------------------------------------------------
     def is_quiescent_good(self, s: WorldState) -> bool:
         good = s._good

@@ -266,6 +266,30 @@ class OffsetsWorld(Protocol):
     def is_fault(self, action) -> bool:
         return self.rules.is_fault(action)
 
+    def liveness(self):
+        """Eventually properties (invariants/liveness.py; model/search/liveness.py): an acknowledged commit is
+        served again by a current, loaded coordinator while a live in-sync replica of the offsets partition
+        exists, without a broker coming back."""
+        from kverify.invariants import liveness as L
+
+        def pending(s: OWState):
+            return L.commit_pending(self.commit_view(s))
+        return (L.Eventually(L.COMMIT_READABLE, L.COMMIT_READABLE_STATEMENT, pending,
+                             excluded=lambda a: a[0] == "restart"),)
+
+    def commit_view(self, s: OWState):
+        """invariants/liveness.py `CommitView`: acknowledged offsets per data partition, what the current
+        loaded coordinator serves (None: no current one), and whether a live in-sync replica exists."""
+        from kverify.invariants.liveness import CommitView
+
+        v = self.offsets_view(s)
+        c = s.world.cluster
+        st = c.store.states.get(OTP)
+        can = st is not None and any(c.brokers[b].alive for b in st.isr)
+        acked = tuple((p, a) for p, a in enumerate(v.acked) if a)
+        readable = tuple(enumerate(v.served)) if v.current else None
+        return CommitView(acked, readable, can)
+
     def is_quiescent_good(self, s: OWState) -> bool:
         """The offsets partition has a live leader (or no live ISR member) and no load is pending."""
         return RW.ReplicationWorld.cluster_good(s.world.cluster, (OTP,)) and not s.world.loading()

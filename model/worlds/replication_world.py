@@ -117,7 +117,10 @@ SUPPORTS = frozenset({
 # The bounds tuned for bug hunts by seeded walks (the defaults until the defaults became a bound the
 # explorer finishes): 3 brokers, 2 partitions, every acks setting, a preferred election.
 WALK_BOUNDS = {"brokers": 3, "partitions": 2, "acks": "-1,1,0", "preferred": 1}
-WALK_PARAMS = WALK_BOUNDS          # random walks in kverify verify: the richer bound (walks are cheap)
+# random walks in kverify verify: the richer bound (walks are cheap), with enough records, crashes and
+# elections that a follower holds several leader epochs (a leader-epoch cache answering its first epoch
+# makes one truncate committed records: caught by 80-step walks here, never at WALK_BOUNDS)
+WALK_PARAMS = dict(WALK_BOUNDS, records=4, crashes=3, preferred=2)
 # Bounds at which an engine reaches each supported behaviour on this world in seconds (the explorer,
 # except stale-controller-accepted and no-fetch-epoch-fencing: seeded walks); `kverify zoo` builds the
 # world with them (tests/test_replication_world.py).
@@ -255,6 +258,16 @@ def failover_view(c: Cluster, tp):
     leading = r is not None and r.role == LEADER and r.leader_epoch == st.leader_epoch
     live_isr = tuple(b for b in st.isr if b in c.brokers and c.brokers[b].alive)
     return FailoverView(f"{tp[0]}-{tp[1]}", st.leader, alive, leading, live_isr)
+
+
+def reassign_view(c: Cluster, tp):
+    """invariants/liveness.py `ReassignView` of partition tp (the store's record of its reassignment)."""
+    from kverify.invariants.liveness import ReassignView
+
+    entry = c.store.reassignments.get(tp)
+    target = None if entry is None else tuple(entry[1])
+    live = () if target is None else tuple(b for b in target if b in c.brokers and c.brokers[b].alive)
+    return ReassignView(f"{tp[0]}-{tp[1]}", target, live)
 
 
 class RWState(KeyedState):
@@ -629,8 +642,15 @@ class ReplicationWorld(Protocol):
 
         def pending(s: RWState):
             return L.first_pending(L.failover_pending(failover_view(s.cluster, tp)) for tp in tps)
-        return (L.Eventually(L.LEADER_FAILOVER, L.LEADER_FAILOVER_STATEMENT, pending,
-                             excluded=lambda a: a[0] == "restart"),)
+        def reassigning(s: RWState):
+            c = s.cluster
+            return L.first_pending(L.reassignment_pending(reassign_view(c, tp)) for tp in sorted(c.store.reassignments))
+        restart = lambda a: a[0] == "restart"        # noqa: E731  (the failed node's return is not a fair move)
+        props = [L.Eventually(L.LEADER_FAILOVER, L.LEADER_FAILOVER_STATEMENT, pending, excluded=restart)]
+        if int(self.params["reassignments"]):
+            props.append(L.Eventually(L.REASSIGNMENT_COMPLETES, L.REASSIGNMENT_COMPLETES_STATEMENT, reassigning,
+                                      excluded=restart))
+        return tuple(props)
 
     def is_quiescent_good(self, s: RWState) -> bool:
         """Every partition has a live stored leader, or no live ISR member could lead it (offline

@@ -1,0 +1,47 @@
+"""Deliberately broken replication and controller code, planted with pytest's monkeypatch (issue 17).
+
+Why it exists: tests/test_liveness.py and tests/test_planted_bugs.py plant the small bugs that passed
+`make verify` before the liveness checks and the reassignment bounds existed. Each mutant is the
+reference method recompiled from its own source with exactly one change (a flipped comparison, `and`
+for `or`, another index), so a mutant cannot drift from the code it mutates: if the original text is no
+longer there, planting fails loudly instead of testing something else."""
+import inspect
+import textwrap
+
+from kverify.impl.coordinator import membership
+from kverify.impl.replication import controller_ops, log
+
+# name -> (module, class, method, original text, planted text, what the bug does)
+MUTANTS = {
+    "never-fails-over": (controller_ops, "ControllerOps", "_offline_election",
+                         "if cur.leader in live:", "if cur.leader not in live:",
+                         "the controller never fails a partition over to a live in-sync replica"),
+    "epoch-cache-first": (log, "ReplicaLog", "latest_epoch", "self.epochs[-1][0]", "self.epochs[0][0]",
+                          "the leader-epoch cache answers its first epoch instead of its latest"),
+    "isr-accepts-dead-broker": (controller_ops, "ControllerOps", "_on_alter_partition",
+                                "if r not in ctrl.live or r in ctrl.shutting_down:", "if r in ctrl.shutting_down:",
+                                "the controller accepts a dead (unregistered) broker into an ISR"),
+    "reassign-early-drop": (controller_ops, "ControllerOps", "reassignment_step",
+                            "if any(r not in st.isr for r in target):", "if all(r not in st.isr for r in target):",
+                            "reassignment drops the old replicas once ONE target replica is in the ISR"),
+    "reassign-keeps-leader": (controller_ops, "ControllerOps", "reassignment_step",
+                              "if st.leader not in target or st.leader not in live:",
+                              "if st.leader not in target and st.leader not in live:",
+                              "reassignment keeps a live leader that is not a target replica"),
+    "reassign-expands-forever": (controller_ops, "ControllerOps", "reassignment_step",
+                                 "if ar != union and ar != tuple(target):", "if ar != union or ar != tuple(target):",
+                                 "reassignment rewrites the expanded replica set (a new leader epoch) at every step"),
+    "coordinator-never-expires-sessions": (membership, "MembershipHandling", "_on_heartbeat_timer",
+                                           "if group.state == DEAD:", "if group.state != DEAD:",
+                                           "the group coordinator's session timer never removes a member"),
+}
+
+
+def plant(monkeypatch, name: str) -> None:
+    module, cls_name, method, old, new, _what = MUTANTS[name]
+    cls = getattr(module, cls_name)
+    src = textwrap.dedent(inspect.getsource(getattr(cls, method)))
+    assert src.count(old) == 1, f"mutant {name}: {old!r} is no longer in {cls_name}.{method}"
+    namespace = dict(vars(module))
+    exec(compile(src.replace(old, new), f"<mutant {name}>", "exec"), namespace)
+    monkeypatch.setattr(cls, method, namespace[method])
