@@ -35,7 +35,7 @@ it (a lost request is indistinguishable, for the client, from a lost answer afte
 that changed nothing); its answer travels back on its own (`receive`, or `lose`: the client times out
 and heartbeats again with all fields); one heartbeat in flight per client. TopicPartitions is sent
 as the Java client sends it (ConsumerHeartbeatRequestManager.HeartbeatState): when joining, after a
-reset (lost answer, fence) and when the local assignment changed (a new epoch or partitions), else
+reset (lost answer, fence) and when its target changed (new partitions; not for a new epoch alone), else
 omitted, which the coordinator reads as "still owns everything" (ownsRevokedPartitions). A client
 RECONCILING finishes its reconciliation (revocation and assignment in one `reconcile` step) before its
 next heartbeat; allowing a heartbeat in between, with a lost answer making the client re-send its
@@ -436,7 +436,8 @@ def receive(g, s, m):
     else:
         state = STABLE if a.assignment == c.owned else RECONCILING
         fresh = a.assignment != c.assignment
-        # a new local assignment (epoch or partitions) is reported with the next heartbeat
+        # a new target (LocalAssignment: its partitions, not the member epoch) makes the next heartbeat
+        # carry the owned partitions again (HeartbeatState.buildRequestData)
         c = c._replace(state=state, member_epoch=a.member_epoch, assignment=a.assignment,
                        reported=NOT_SENT if fresh else c.reported)
     return s._replace(clients=_set(s.clients, m, c))

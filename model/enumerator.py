@@ -6,7 +6,7 @@ it replaced and the explorer ~20% slower. The rules stay written once, as named 
 reads each guard's source and, when it is a plain sequence of assignments to local names followed by
 one `return EXPR` (no other statements, no closure), writes one function that enumerates the actions
 in table order with the guard's statements inlined (its locals renamed apart). A guard of any other
-shape is called as before. Same results in the same order (tests/test_actions_compiled.py checks
+shape is called as before. Same results in the same order (tests/test_search_enumerator.py checks
 every registered model's table against the plain enumeration on reachable states).
 """
 from __future__ import annotations

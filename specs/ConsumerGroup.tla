@@ -243,8 +243,7 @@ Receive(s) ==
             THEN IF Kafka19335NegativeEpochJoining THEN [c1 EXCEPT !.memberEpoch = a.memberEpoch] ELSE c1
             ELSE [c1 EXCEPT !.state = IF a.assignment = c.owned THEN CStable ELSE Reconciling,
                             !.memberEpoch = a.memberEpoch, !.assignment = a.assignment,
-                            !.reported = IF a.memberEpoch # c.memberEpoch \/ a.assignment # c.assignment
-                                         THEN None ELSE c.reported])
+                            !.reported = IF a.assignment # c.assignment THEN None ELSE c.reported])
        /\ Quiet
        /\ UNCHANGED <<group, topics, budget>>
 

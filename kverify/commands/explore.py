@@ -36,6 +36,15 @@ def add_arguments(parser):
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="where counterexamples go (default reports/out/explore/<model>/)")
     parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    # issue 18 (S1): the same search on several cores or on Spark (kverify/spark/explore.py run_engine)
+    parser.add_argument("--engine", choices=("inline", "spark", "processes"), default="inline",
+                        help="inline (default): this process; processes: --workers forked processes; "
+                             "spark: level-synchronous BFS on Spark (--master, --partitions)")
+    parser.add_argument("--master", default="local[*]", help="Spark master for --engine spark (default local[*])")
+    parser.add_argument("--partitions", type=int, default=None, metavar="N",
+                        help="fingerprint partitions for --engine spark (default 2 x the cores Spark has)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="worker processes for --engine processes (default: the machine's cores)")
 
 
 def _list_models() -> int:
@@ -89,10 +98,15 @@ def run(args) -> int:
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise UsageError(f"--out {out_dir} exists and is not a directory")
 
-    ex = Explorer(protocol, symmetry=args.symmetry, max_states=args.max_states, max_seconds=args.max_seconds,
-                  graph=graph_limit > 0, graph_limit=graph_limit, keep_edge_labels=bool(args.graph),
-                  stop_on_first=args.first, progress=None if args.quiet else stderr_progress)
-    res = ex.run()
+    if args.engine != "inline":
+        from kverify.spark.explore import run_engine
+
+        ex, res = None, run_engine(args, protocol, params)
+    else:
+        ex = Explorer(protocol, symmetry=args.symmetry, max_states=args.max_states, max_seconds=args.max_seconds,
+                      graph=graph_limit > 0, graph_limit=graph_limit, keep_edge_labels=bool(args.graph),
+                      stop_on_first=args.first, progress=None if args.quiet else stderr_progress)
+        res = ex.run()
 
     graph_written = None
     if args.graph:

@@ -201,3 +201,52 @@ def explore_spark(model: str, params: dict, behaviours=(), *, symmetry: bool = T
     finally:
         drv.close()
     return res, drv
+
+
+def run_engine(args, protocol, params: dict):
+    """`kverify explore --engine spark|processes`: check the engine's flags (UsageError: one line,
+    exit 2), run the search, print the engine's figures on stderr; returns the ExploreResult."""
+    import os
+    import sys
+
+    from kverify.cli import UsageError
+    from kverify.model.explore import stderr_progress
+
+    if args.graph:
+        raise UsageError(f"--graph needs the state graph, which only --engine inline builds (not {args.engine})")
+    progress = None if args.quiet else stderr_progress
+    common = dict(max_states=args.max_states, max_seconds=args.max_seconds, stop_on_first=args.first,
+                  progress=progress)
+    if args.engine == "processes":
+        if args.master != "local[*]" or args.partitions is not None:
+            raise UsageError("--master and --partitions apply to --engine spark only")
+        workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+        if workers < 1:
+            raise UsageError(f"--workers must be at least 1, got {workers}")
+        drv = par.ProcessesDriver(protocol, workers, args.symmetry, **common)
+        try:
+            res = drv.run()
+        except par.WorkerError as exc:
+            raise UsageError(f"explore --engine processes: {exc}") from None
+        where = f"{workers} worker processes"
+    else:
+        from kverify.commands.simulate import _MASTER
+        from kverify.spark.world import WorldError
+
+        if args.workers is not None:
+            raise UsageError("--workers applies to --engine processes only")
+        if not _MASTER.match(args.master):
+            raise UsageError(f"--master {args.master!r} is not a Spark master URL (local[*], local[N], spark://HOST:PORT, ...)")
+        if args.partitions is not None and args.partitions < 1:
+            raise UsageError(f"--partitions must be at least 1, got {args.partitions}")
+        try:
+            res, drv = explore_spark(args.model, params, args.behaviour, symmetry=args.symmetry, master=args.master,
+                                     partitions=args.partitions, **common)
+        except (WorldError, SparkExploreError) as exc:
+            raise UsageError(f"explore --engine spark: {exc}") from None
+        where = f"Spark {args.master}, {drv.P} partitions"
+    if not args.json:
+        print(f"explore: engine {args.engine} ({where}): {res.distinct_states} distinct states, "
+              f"{drv.bytes / max(res.distinct_states, 1):.1f} bytes a state in visited sets + parent links",
+              file=sys.stderr)
+    return res

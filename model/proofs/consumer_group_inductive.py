@@ -296,7 +296,7 @@ class Enc:
         late_leave = self.put(s, i, ce=c["aep"], **cleared) if self.negative_epoch_joining else unsubscribed
         fenced = self.put(s, i, cs=z3.IntVal(JOINING), ce=z3.IntVal(0), own=ZERO, cas=ZERO, rep=ZERO,
                           repv=z3.BoolVal(False), **cleared)
-        fresh = z3.Or(c["aep"] != c["ce"], c["aas"] != c["cas"])
+        fresh = c["aas"] != c["cas"]
         ok = self.put(s, i, cs=z3.If(c["aas"] == c["own"], STABLE, RECONCILING), ce=c["aep"], cas=c["aas"],
                       rep=z3.If(fresh, ZERO, c["rep"]), repv=z3.And(c["repv"], z3.Not(fresh)), **cleared)
         nxt = self.ite(c["cs"] == UNSUB, unsubscribed,

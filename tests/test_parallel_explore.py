@@ -1,0 +1,103 @@
+"""`--engine processes` (model/search/parallel.py): the multi-process search gives the in-process
+explorer's answers on every model and world at small bounds, with and without a behaviour switched on
+(distinct states, transitions, depth, states per level, deadlocks, `sometimes`, violations with the
+very same shortest traces); the CLI flags refuse bad input with one line."""
+import json
+
+import pytest
+
+from kverify.model import registry
+from kverify.model.explore import explore
+from kverify.model.search.parallel import explore_processes
+
+CASES = [
+    ("group", {"members": 2, "partitions": 1, "events": 1, "commits": 1}, []),
+    ("group", {"members": 2, "partitions": 1, "events": 2, "commits": 1}, ["no-generation-bump"]),
+    ("group-world", {"events": 1}, []),
+    ("group-world", {"events": 1}, ["leader-not-reelected"]),
+    ("replication", {"replicas": 2, "records": 1}, []),
+    ("replication", {"replicas": 2, "records": 1}, ["hw-ignores-min-isr"]),
+    ("offsets", {"replicas": 2, "records": 1, "epochs": 2, "min_isr": 1}, []),
+    ("replication-world", {"records": 1, "failovers": 0}, []),
+    ("offsets-world", {"brokers": 2, "min_isr": 1}, []),
+    ("assignor-rounds", {"members": 1, "max_members": 2, "max_events": 2, "max_rounds": 2}, []),
+    ("assignor-rounds", {"members": 1, "max_members": 2, "max_events": 2, "max_rounds": 2}, ["kafka-12984-double-claim"]),
+    ("consumer-group", {"members": 1, "topics": 1}, []),
+    ("consumer-group", {"members": 1, "topics": 1}, ["kafka-20442-empty-group-assignment-epoch"]),
+    ("consumer-group-world", {"members": 1}, []),
+]
+
+
+def answers(res) -> dict:
+    """What two engines must agree on."""
+    return {"distinct": res.distinct_states, "transitions": res.transitions, "depth": res.max_depth,
+            "per_depth": res.states_per_depth, "deadlocks": res.deadlocks, "sometimes": res.sometimes,
+            "complete": res.complete,
+            "violations": [(f.invariant, f.init_index, list(f.actions)) for f in res.violations]}
+
+
+def case_id(case) -> str:
+    name, _, beh = case
+    return name + ("+" + beh[0] if beh else "")
+
+
+def test_every_registered_model_is_covered():
+    assert {c[0] for c in CASES} == set(registry.names())
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_processes_engine_gives_the_in_process_answers(case):
+    name, params, beh = case
+    ref = explore(registry.build(name, params, beh), graph=False)
+    got = explore_processes(registry.build(name, params, beh), workers=2)
+    assert answers(got) == answers(ref)
+    assert got.distinct_states > 1
+    if beh:
+        assert got.violations, "the switched-on behaviour must be caught"
+
+
+def test_three_workers_and_symmetry_off_agree_too():
+    name, params, beh = CASES[3]
+    ref = explore(registry.build(name, params, beh), graph=False, symmetry=False)
+    got = explore_processes(registry.build(name, params, beh), workers=3, symmetry=False)
+    assert answers(got) == answers(ref)
+
+
+def test_a_cut_search_says_it_is_partial():
+    got = explore_processes(registry.build("replication", {"replicas": 2, "records": 1}), workers=2, max_states=500)
+    assert not got.complete and got.stopped == "max-states" and got.distinct_states >= 500
+
+
+def _cli(capsys, *argv):
+    from kverify.cli import main
+
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_processes_engine_matches_inline_and_writes_the_record(capsys, tmp_path):
+    base = ["explore", "group", "--param", "members=2", "--param", "partitions=1", "--param", "events=2",
+            "--param", "commits=1", "--behaviour", "no-generation-bump", "--json", "--quiet"]
+    rc1, out1, _ = _cli(capsys, *base, "--graph-limit", "0", "--out", str(tmp_path / "a"))
+    rc2, out2, _ = _cli(capsys, *base, "--engine", "processes", "--workers", "2", "--out", str(tmp_path / "b"))
+    a, b = json.loads(out1), json.loads(out2)
+    assert rc1 == rc2 == 1
+    for k in ("distinct_states", "transitions", "max_depth", "deadlocks", "sometimes", "complete"):
+        assert a[k] == b[k], k
+    assert [(v["invariant"], v["actions"]) for v in a["violations"]] == [(v["invariant"], v["actions"]) for v in b["violations"]]
+    record = json.load(open(b["violations"][0]["file"]))
+    assert record["invariant"] == "generation-monotonicity"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--engine", "processes", "--workers", "0"], "--workers must be at least 1"),
+    (["--engine", "processes", "--partitions", "2"], "--engine spark only"),
+    (["--engine", "spark", "--master", "nonsense"], "not a Spark master URL"),
+    (["--engine", "spark", "--workers", "2"], "--engine processes only"),
+    (["--engine", "processes", "--graph", "g.dot"], "only --engine inline"),
+])
+def test_cli_bad_engine_flags_exit_2_with_one_line(capsys, argv, needle):
+    rc, out, err = _cli(capsys, "explore", "group", *argv)
+    assert rc == 2
+    assert needle in err and len(err.strip().splitlines()) == 1
