@@ -7,6 +7,12 @@ debugging) — until one returns a violation; the finding is written as a counte
 A behaviour nobody catches is a defect of the suite (a missing invariant or action). The control
 run (`control=True`) switches nothing on and runs the same engines at the same budget: it must
 find nothing (no false alarms).
+
+Budgets are counts, so the same seed catches the same behaviour with the same trace on any machine,
+loaded or idle: each exhaustive search explores at most `states` distinct states (the pairs a world
+declares as the way to reach the behaviour get `HINTED_FACTOR` times more), walks take `walk_steps`
+steps in all, Hypothesis runs its "ci" profile's examples. `max_seconds`, the user's explicit cap,
+is the only clock: a hunt it cuts says so.
 """
 from __future__ import annotations
 
@@ -20,6 +26,9 @@ from kverify.model import registry
 
 ABSTRACT_FIRST = ("group", "replication", "offsets", "consumer-group")
 ENGINES = ("explore", "hypothesis", "walk")
+STATES = 150_000          # distinct states per exhaustive search of a (model, behaviour) pair
+HINTED_FACTOR = 10        # the pair a world declares as the way to reach the behaviour: 1.5 M states
+WALK_STEPS = 100_000      # random-walk steps per (model, behaviour) pair
 
 
 @dataclass
@@ -68,17 +77,17 @@ def plan(behaviour: Optional[str], models: list, engines=ENGINES) -> list:
     return first + hinted + rest
 
 
-def _finding_explore(proto, seconds, seed):
+def _finding_explore(proto, states, seed, max_seconds=None):
     from kverify.model.explore import explore
 
-    res = explore(proto, max_seconds=seconds, graph=False, stop_on_first=True)
+    res = explore(proto, max_states=states, max_seconds=max_seconds, graph=False, stop_on_first=True)
     if res.violations:
         f = res.violations[0]
         return f.violation, f.actions, f.init_index, None
     return None
 
 
-def _finding_hypothesis(proto, seconds, seed, name):
+def _finding_hypothesis(proto, seed, name):
     from kverify.stateful_tests.machine import run_machine
 
     found = run_machine(name, protocol=proto, seed=seed, profile="ci", database=False)
@@ -87,14 +96,15 @@ def _finding_hypothesis(proto, seconds, seed, name):
     return None
 
 
-def _finding_walk(proto, seconds, seed, steps: int = 200):
+def _finding_walk(proto, total_steps, seed, steps: int = 200, deadline=None):
     from kverify.model.shrink import shrink_trace
     from kverify.model.walk import initial_index, walk
 
-    deadline = time.monotonic() + seconds
     s = seed
-    while time.monotonic() < deadline:
+    taken = 0
+    while taken < total_steps and (deadline is None or time.monotonic() < deadline):
         res = walk(proto, s, steps, record_trace=True, track_sometimes=False)
+        taken += max(1, res.steps)
         if res.violation is not None:
             init = initial_index(proto, s)
             shrunk = shrink_trace(proto, res.trace, res.violation.invariant, init, budget=2000)
@@ -103,9 +113,12 @@ def _finding_walk(proto, seconds, seed, steps: int = 200):
     return None
 
 
-def hunt(behaviour: Optional[str], *, budget: float = 60.0, seed: int = 0, out_dir: Optional[str] = None,
+def hunt(behaviour: Optional[str], *, states: int = STATES, walk_steps: int = WALK_STEPS,
+         max_seconds: Optional[float] = None, seed: int = 0, out_dir: Optional[str] = None,
          engines=ENGINES, models=None) -> ZooRow:
-    """Switch `behaviour` on (None: the control run) and run the engines until a violation."""
+    """Switch `behaviour` on (None: the control run) and run the engines until a violation, each within
+    its counted budget (`states` per search, `walk_steps` per walk run); `max_seconds` is an explicit
+    wall-clock cap on the whole hunt (None: none)."""
     from kverify.reports.record import from_trace
     from kverify.reports.writer import slug, write_report
 
@@ -119,22 +132,21 @@ def hunt(behaviour: Optional[str], *, budget: float = 60.0, seed: int = 0, out_d
     beh = frozenset([behaviour]) if behaviour else frozenset()
     pairs = plan(behaviour, models, engines)
     hinted_pairs = {(e, m) for m in models for e in [_hinted_engine(m, behaviour)] if e}
+    deadline = None if max_seconds is None else t0 + max_seconds
     for engine, name in pairs:
-        left = budget - (time.monotonic() - t0)
-        if left <= 0:
-            row.note = f"budget of {budget:.0f}s exhausted"
+        if deadline is not None and time.monotonic() >= deadline:
+            row.note = f"--max-seconds {max_seconds:g} reached before every engine ran (inconclusive)"
             row.seconds = round(time.monotonic() - t0, 2)
             return row
-        share = left / max(1, len(models)) if engine != "hypothesis" else left
-        if engine == "walk" and (engine, name) == pairs[0]:
-            share = left                     # the declared way to catch it gets the whole budget
+        left = None if deadline is None else deadline - time.monotonic()
+        hinted = (engine, name) in hinted_pairs
         proto = registry.build(name, hunt_params(name, behaviour), beh)
         if engine == "explore":
-            found = _finding_explore(proto, share if (engine, name) in hinted_pairs else min(share, budget / 3), seed)
+            found = _finding_explore(proto, states * (HINTED_FACTOR if hinted else 1), seed, left)
         elif engine == "hypothesis":
-            found = _finding_hypothesis(proto, share, seed, name)
+            found = _finding_hypothesis(proto, seed, name)
         else:
-            found = _finding_walk(proto, share, seed)
+            found = _finding_walk(proto, walk_steps * (HINTED_FACTOR if hinted else 1), seed, deadline=deadline)
         if found is None:
             continue
         violation, actions, init_index, walk_seed = found

@@ -417,8 +417,9 @@ def apply_guard(m, s, r, i):
 def apply(m, s, r, i):
     rep = s.replicas[r]
     q = s.requests[i]
-    return _with_replica(s, r, m.become(rep, r, q._replace(controller_epoch=max(q.controller_epoch,
-                                                                                 rep.controller_epoch))))
+    heard = LeaderAndIsr(q.leader, q.leader_epoch, q.isr, q.partition_epoch,
+                         max(q.controller_epoch, rep.controller_epoch))
+    return _with_replica(s, r, m.become(rep, r, heard))
 
 
 def write_guard(m, s, r):
@@ -496,10 +497,9 @@ def shrink_guard(m, s, r, f):
     """The leader proposes to remove from its ISR a follower not caught up with it (the lag timer
     abstracted: any follower whose LEO differs from the leader's, or that it does not hear from)."""
     rep = s.replicas[r]
-    if not (_may_alter(m, s, rep, r, f) and rep.isr >> f & 1):
-        return False
     fr = s.replicas[f]
-    return not (fr.alive and m.counts(s.replicas, r, f) and len(fr.log) == len(rep.log))
+    return (_may_alter(m, s, rep, r, f) and rep.isr >> f & 1 == 1
+            and not (fr.alive and m.counts(s.replicas, r, f) and len(fr.log) == len(rep.log)))
 
 
 def shrink(m, s, r, f):
@@ -511,13 +511,10 @@ def shrink(m, s, r, f):
 def expand_guard(m, s, r, f):
     """The leader proposes to add a follower that caught up to its HW and its epoch start (KIP-101)."""
     rep = s.replicas[r]
-    if not (_may_alter(m, s, rep, r, f) and not rep.isr >> f & 1):
-        return False
     fr = s.replicas[f]
-    if not (fr.alive and m.counts(s.replicas, r, f)):
-        return False
     fleo = len(fr.log)
-    return fleo >= rep.hw and (m.b_no_leso or fleo >= rep.leso)
+    return (_may_alter(m, s, rep, r, f) and rep.isr >> f & 1 == 0 and fr.alive and m.counts(s.replicas, r, f)
+            and fleo >= rep.hw and (m.b_no_leso or fleo >= rep.leso))
 
 
 def expand(m, s, r, f):
@@ -562,12 +559,11 @@ def fetch_hw(m, s, r):
 def fetch_guard(m, s, r):
     """A follower fetches the next record and the leader's HW, when that changes something."""
     rep = s.replicas[r]
-    if not (_follows(rep, r) and not rep.must_truncate and m.fetch_ok(s.replicas, r)):
-        return False
-    lr = s.replicas[rep.leader]
+    lr = s.replicas[rep.leader]          # (replicas[-1] when it knows no leader: fetch_ok is then false)
     flen = len(rep.log)
     newlen = flen + 1 if flen < len(lr.log) else flen
-    return newlen != flen or fetched_hw(lr, newlen) != rep.hw
+    return (_follows(rep, r) and not rep.must_truncate and m.fetch_ok(s.replicas, r)
+            and (newlen != flen or fetched_hw(lr, newlen) != rep.hw))
 
 
 def fetch(m, s, r):

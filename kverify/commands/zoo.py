@@ -6,7 +6,7 @@ import sys
 
 from kverify import behaviours as B
 from kverify.cli import UsageError, emit_json
-from kverify.zoo import hunt
+from kverify.zoo import STATES, WALK_STEPS, hunt
 
 NAME = "zoo"
 HELP = "the bug zoo: every historical behaviour must be caught by some invariant"
@@ -14,7 +14,13 @@ HELP = "the bug zoo: every historical behaviour must be caught by some invariant
 
 def add_arguments(parser):
     parser.add_argument("names", nargs="*", metavar="NAME", help="behaviours (default: all)")
-    parser.add_argument("--budget", type=float, default=60.0, help="seconds per behaviour (default 60)")
+    parser.add_argument("--states", type=int, default=STATES,
+                        help=f"distinct states per exhaustive search (default {STATES:,}; the way a world declares "
+                             "for a behaviour gets ten times more)")
+    parser.add_argument("--walk-steps", type=int, default=WALK_STEPS,
+                        help=f"random-walk steps per model (default {WALK_STEPS:,})")
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="an explicit wall-clock cap per behaviour (a behaviour it cuts is reported as such)")
     parser.add_argument("--seed", type=int, default=0, help="seed for Hypothesis and the walks (default 0)")
     parser.add_argument("--control", action="store_true",
                         help="also run the engines with no behaviour on: they must find nothing")
@@ -25,13 +31,17 @@ def run(args) -> int:
     names = args.names or [b.name for b in B.all_behaviours()]
     for n in names:
         B.get(n)
-    if args.budget <= 0:
-        raise UsageError("--budget must be positive")
+    if args.states <= 0 or args.walk_steps <= 0:
+        raise UsageError("--states and --walk-steps must be positive")
+    if args.max_seconds is not None and args.max_seconds <= 0:
+        raise UsageError("--max-seconds must be positive")
     log = sys.stderr if args.json else sys.stdout
-    print(f"kverify zoo --seed {args.seed} --budget {args.budget:g} ({len(names)} behaviours)", file=log, flush=True)
+    print(f"kverify zoo --seed {args.seed} --states {args.states} --walk-steps {args.walk_steps} "
+          f"({len(names)} behaviours)", file=log, flush=True)
     rows = []
     for n in names + ([None] if args.control else []):
-        row = hunt(n, budget=args.budget, seed=args.seed, out_dir=args.out)
+        row = hunt(n, states=args.states, walk_steps=args.walk_steps, max_seconds=args.max_seconds, seed=args.seed,
+                   out_dir=args.out)
         rows.append(row)
         if n is None:
             verdict = "no false alarm" if not row.caught else f"FALSE ALARM {row.invariant} ({row.model}, {row.engine})"

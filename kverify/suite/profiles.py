@@ -57,6 +57,35 @@ EXPLORE_STATES: dict = {
            "offsets-world": 20_000, "assignor-rounds": 250_000},
 }
 
+# Z3 obligations per profile (the `z3:obligations` check). Every solver query is bounded by a count of Z3's
+# deterministic resource units (`kverify.model.proofs.limit`; each proof module's WORK, sized at 10x the
+# largest query measured by bench/prove_work.py), so no verdict depends on the machine's load. ci proves
+# every obligation at full size; quick reaches every obligation family (one module of model/proofs each)
+# at the smallest meaningful size ("small": group model with 2 member slots, replication with 2 replicas,
+# 6 sticky scenarios) and, for the six consumer-group obligations (one encoding), a fixed subset of two; `z3_work_scale` multiplies
+# every per-query budget (1: as measured).
+@dataclass(frozen=True)
+class Z3Plan:
+    size: str = "full"                      # "full" | "small" (kverify.model.proofs.budget)
+    only: Optional[tuple] = None            # obligation names to run (None: every one)
+    work_scale: float = 1.0                 # multiplies each module's per-query work budget
+
+
+Z3_PLANS = {
+    "quick": Z3Plan(size="small", only=(
+        "coordinator-partition-in-range", "coordinator-partition-min-value",            # coordinator_selection
+        "range-exactly-once", "range-balanced-per-topic", "roundrobin-exactly-once-balanced",  # assignor_arith
+        "group-generation-monotonicity", "group-exclusive-ownership", "group-committed-offset-safety",
+        "sticky-optimum",
+        "replication-i-dur", "replication-i-lcc",
+        "consumer-group-target-legal", "consumer-group-epoch-follows-target")),
+}
+
+
+def z3_plan(profile: str) -> Z3Plan:
+    return Z3_PLANS.get(profile, Z3Plan())
+
+
 # The recoverability analysis needs the whole state graph (~1.3 KB a state): the explorer builds it up
 # to this many states; a complete search without it is INCONCLUSIVE (recoverability unchecked).
 GRAPH_LIMIT = 100_000

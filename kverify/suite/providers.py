@@ -158,33 +158,43 @@ def conformance(profile: str) -> list:
 
 
 # --- Z3 ------------------------------------------------------------------------------------------
-def _prove_in_order(names: list, behaviours: frozenset) -> list:
-    from kverify.model.proofs import by_name
+def _prove_in_order(names: list, behaviours: frozenset, size: str = "full", work_scale: float = 1.0,
+                    max_seconds=None) -> list:
+    from kverify.model.proofs import budget, by_name
 
-    return [by_name(name).check(behaviours) for name in names]
+    with budget(scale=work_scale, max_seconds=max_seconds, size=size):
+        return [by_name(name).check(behaviours) for name in names]
 
 
 def _z3(ctx: Context) -> CheckResult:
-    """Every Z3 obligation, split over two worker processes (independent, CPU-bound). The split is
-    fixed, each worker proving its share in order: a Z3 model (hence a counterexample trace and its
-    baseline signature) can depend on what the process solved before, so no work stealing."""
+    """The profile's Z3 obligations (profiles.z3_plan: which ones, at which size), split over two worker
+    processes (independent, CPU-bound). Every query is bounded by a count of Z3's resource units, so
+    the verdict does not depend on the machine's load; only the user's --max-seconds adds a wall-clock
+    deadline (what it cuts is `unknown`: INCONCLUSIVE). The split is fixed, each worker proving its
+    share in order: a Z3 model (hence a counterexample trace and its baseline signature) and the
+    work count can depend on what the process solved before, so no work stealing."""
     from concurrent.futures import ProcessPoolExecutor
 
     from kverify.model.proofs import all_obligations, to_record
     from kverify.reports.writer import signature, slug, write_report
 
-    obligations = all_obligations()
+    plan = profiles.z3_plan(ctx.profile)
+    every = all_obligations()
+    obligations = [ob for ob in every if plan.only is None or ob.name in plan.only]
     names = [ob.name for ob in obligations]
     shares = [names[0::2], names[1::2]]
+    left = ctx.remaining()
     with ProcessPoolExecutor(max_workers=2) as pool:
-        done = [pool.submit(_prove_in_order, share, ctx.behaviours) for share in shares]
+        done = [pool.submit(_prove_in_order, share, ctx.behaviours, plan.size, plan.work_scale, left)
+                for share in shares]
         by_name = {}
         for share, fut in zip(shares, done):
             by_name.update(zip(share, fut.result()))
     results = [by_name[n] for n in names]
-    bad, reports, viol, per, uncovered, undecided = [], [], [], {}, [], []
+    bad, reports, viol, per, work, uncovered, undecided = [], [], [], {}, {}, [], []
     for ob, res in zip(obligations, results):
         per[ob.name] = res.seconds
+        work[ob.name] = res.work
         expected = ob.expected(ctx.behaviours)
         if res.status == "falsified":
             cx = to_record(ob, res, ctx.behaviours)
@@ -194,17 +204,20 @@ def _z3(ctx: Context) -> CheckResult:
         if res.status == "unknown" and expected == "unknown":
             uncovered.append(ob.name)     # a switched-on behaviour its encoding does not cover: it claims nothing
         elif res.status == "unknown":
-            undecided.append(ob.name)     # the solver gave up (a bound or timeout): not a proof, not a failure
+            undecided.append(ob.name)     # the solver gave up (work budget or --max-seconds): not a proof, not a failure
         elif res.status != "proved":
             bad.append(f"{ob.name} {res.status} (expected {expected})")
     n = len(per)
     verdict = FAIL if bad else INCONCLUSIVE if undecided else PASS
+    scope = "" if plan.only is None and plan.size == "full" else \
+        f" ({ctx.profile}: {n} of {len(every)} obligations, size {plan.size})"
     return CheckResult("z3:obligations", "z3", verdict,
-                       f"{n - len(bad) - len(uncovered) - len(undecided)}/{n} obligations proved"
+                       f"{n - len(bad) - len(uncovered) - len(undecided)}/{n} obligations proved{scope}"
                        + (f"; not covered by the encoding: {', '.join(uncovered)}" if uncovered else "")
                        + (f"; undecided (solver gave up): {', '.join(undecided)}" if undecided else "")
                        + (f"; {'; '.join(bad)}" if bad else ""), reports=reports, violations=viol,
-                       figures={"seconds_per_obligation": per}, covered={"obligations": n},
+                       figures={"seconds_per_obligation": per, "work_per_obligation": work},
+                       covered={"obligations": n, "obligations_in_suite": len(every)},
                        cut="solver gave up on " + ", ".join(undecided) if undecided else "")
 
 

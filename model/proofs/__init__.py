@@ -3,7 +3,14 @@ bounds of exhaustive search, with a concrete counterexample when they fail.
 
 An `Obligation` has a name, a one-line statement, and a `run(behaviours)` returning a `Result`:
 status `proved` (the negation is unsatisfiable), `falsified` (Z3 found a counterexample, shown as
-a plain dict and, by `kverify prove`, as a counterexample record) or `unknown` (timeout).
+a plain dict and, by `kverify prove`, as a counterexample record) or `unknown` (the solver gave up).
+
+Budgets are solver work, not seconds: every query is bounded with `limit(solver, work)`, Z3's
+deterministic resource limit (`rlimit`, counted in solver steps, the same count on every machine), so
+the same commit gives the same status whatever the machine's load; `unknown` then means "more solver
+work than budgeted". Each module sizes its budget per query from measurement (bench/prove_work.py: a
+generous multiple of the largest count seen). A user's explicit wall-clock cap (`kverify prove
+--max-seconds`, `budget(max_seconds=...)`) may add a timeout; what it cuts is `unknown` (INCONCLUSIVE).
 `expected(behaviours)` says which status the correct suite expects: with no behaviour, `proved`;
 with a behaviour that breaks the property, `falsified`. An obligation about one model may name that
 model's behaviours (`model_behaviours`) and the subset its encoding covers (`encodes`): a switched-on
@@ -13,8 +20,55 @@ encoding does not describe), and `expected` says so; behaviours of other models 
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
+
+# --- deterministic solver budgets ----------------------------------------------------------------
+_SCALE = 1.0                      # multiplies every budget (tests shrink it to force `unknown`)
+_DEADLINE: Optional[float] = None  # perf_counter() deadline of an explicit --max-seconds, else None
+_SIZE = "full"                    # "full" (ci, `kverify prove`) or "small" (quick: smallest meaningful sizes)
+
+
+def work_done() -> int:
+    """Z3's resource counter of this process's context: deterministic solver work done so far."""
+    import z3
+
+    return int(z3.Solver().statistics().get_key_value("rlimit count"))
+
+
+def limit(solver, work: int):
+    """Bound each `check()` of `solver` (Solver or Optimize) by `work` units of Z3's resource counter
+    (`rlimit`: relative to the work already done, per check), scaled by an enclosing `budget(scale=)`.
+    Past the budget, `check()` answers unknown ("max. resource limit exceeded"), on every machine alike.
+    Under an explicit `budget(max_seconds=)` the query is also cut at the deadline (a timeout). Returns
+    the solver."""
+    solver.set("rlimit", max(1, int(work * _SCALE)))
+    if _DEADLINE is not None:
+        solver.set("timeout", max(1, int((_DEADLINE - time.perf_counter()) * 1000)))
+    return solver
+
+
+def size() -> str:
+    """The size obligations run at: "full", or "small" inside `budget(size="small")` (the quick profile)."""
+    return _SIZE
+
+
+@contextmanager
+def budget(scale: float = 1.0, max_seconds: Optional[float] = None, size: str = "full") -> Iterator[None]:
+    """Within the block: every `limit` budget times `scale`; when `max_seconds` is given, a wall-clock
+    deadline that far ahead for every query (the user's explicit cap); obligations at `size`."""
+    global _SCALE, _DEADLINE, _SIZE
+    if size not in ("full", "small"):
+        raise ValueError(f"size must be full or small, not {size!r}")
+    saved = _SCALE, _DEADLINE, _SIZE
+    _SCALE = scale
+    _DEADLINE = None if max_seconds is None else time.perf_counter() + max_seconds
+    _SIZE = size
+    try:
+        yield
+    finally:
+        _SCALE, _DEADLINE, _SIZE = saved
 
 
 @dataclass
@@ -23,6 +77,7 @@ class Result:
     detail: str = ""                           # one line: bounds, strengthening, witness
     counterexample: Optional[dict] = None      # concrete values when falsified
     seconds: float = 0.0
+    work: int = 0                              # Z3 resource units spent (deterministic, unlike seconds)
 
 
 @dataclass
@@ -33,6 +88,8 @@ class Obligation:
     breaking: frozenset = field(default_factory=frozenset)   # behaviours that make it falsifiable
     model_behaviours: frozenset = field(default_factory=frozenset)   # the behaviours of its model
     encodes: Optional[frozenset] = None       # those the encoding covers (None: every one)
+    small: Optional[Callable[[frozenset], Result]] = None   # the same claim at its smallest meaningful size
+    #                                           (run instead of `run` inside budget(size="small"): the quick profile)
 
     def uncovered(self, behaviours: frozenset) -> frozenset:
         """Switched-on behaviours of this obligation's model that its encoding does not have."""
@@ -46,14 +103,15 @@ class Obligation:
         return "falsified" if self.breaking & behaviours else "proved"
 
     def check(self, behaviours: frozenset = frozenset()) -> Result:
-        t0 = time.perf_counter()
+        t0, w0 = time.perf_counter(), work_done()
         missing = self.uncovered(behaviours)
         if missing:
             res = Result("unknown", f"not encoded: {', '.join(sorted(missing))} (the encoding covers "
                                     f"{', '.join(sorted(self.encodes)) or 'no behaviour'}); nothing is claimed")
         else:
-            res = self.run(behaviours)
+            res = (self.small if self.small is not None and _SIZE == "small" else self.run)(behaviours)
         res.seconds = round(time.perf_counter() - t0, 3)
+        res.work = work_done() - w0
         return res
 
 

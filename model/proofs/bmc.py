@@ -14,7 +14,7 @@ The encoding (duck-typed; `group_inductive.Enc` is one) offers:
 Globals shared by every state (parameters such as a symbolic max generation) are plain z3 constants
 the encoding reuses; `init` constrains them.
 
-    bmc(enc, k, bad_state=None, bad_step=None, decode=None, timeout_ms=30_000) -> BmcResult
+    bmc(enc, k, bad_state=None, bad_step=None, decode=None, work=WORK) -> BmcResult
       bad_state(s) -> BoolRef                  a state is bad (checked at depths 0..k)
       bad_step(s, t, act_tuple) -> BoolRef     the step s -act-> t is bad (act_tuple: the whole tuple from
                                                enc.actions(s), so extra items are available)
@@ -24,7 +24,9 @@ Depths are searched smallest first with one incremental solver (push/pop per dep
 result is a shortest counterexample. At each step a selector integer picks which action fires, so the
 trace names its actions. `BmcResult`: status "falsified" (depth, trace = [{"action", "label", "state"}]
 starting with the initial state, action None; `violation` = "state" or "step"), "clean" (no violation
-within depth k) or "unknown" (solver timeout or give-up at `depth`; the depths below were clean).
+within depth k) or "unknown" (the solver ran out of its work budget, or gave up, at `depth`; the depths
+below were clean). Each depth's query is bounded by `work` units of Z3's deterministic resource counter
+(`kverify.model.proofs.limit`), so the depth reached does not depend on the machine's load.
 """
 from __future__ import annotations
 
@@ -33,6 +35,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import z3
+
+from kverify.model.proofs import limit
+
+WORK = 50_000_000      # default per-depth budget in Z3 resource units (callers size their own)
 
 
 @dataclass
@@ -119,25 +125,23 @@ class _Unroller:
 
 
 def bmc(enc, k: int, bad_state: Optional[Callable] = None, bad_step: Optional[Callable] = None,
-        decode: Optional[Callable] = None, timeout_ms: int = 30_000, fresh_solver: Optional[Callable] = None) -> BmcResult:
+        decode: Optional[Callable] = None, work: int = WORK, fresh_solver: Optional[Callable] = None) -> BmcResult:
     """Search depths 0..k for a bad state/step reachable from `enc.init` (see the module docstring).
-    `timeout_ms` bounds each depth's query. `fresh_solver()`, when given, makes a new solver that
+    `work` bounds each depth's query (Z3 resource units, see `limit`). `fresh_solver()`, when given, makes a new solver that
     checks each depth from scratch (e.g. a tactic pipeline with `solve-eqs`, which incremental
     solving bypasses: ~10x faster on the replication encoding)."""
     if bad_state is None and bad_step is None:
         raise ValueError("bmc needs bad_state or bad_step")
     decode = decode or default_decode
     t0 = time.perf_counter()
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    solver = limit(z3.Solver(), work)
     path = _Unroller(enc, solver)
     for d in range(k + 1):
         if d > 0:
             path.extend()
         query = solver
         if fresh_solver is not None:
-            query = fresh_solver()
-            query.set("timeout", timeout_ms)
+            query = limit(fresh_solver(), work)
             query.add(*path.constraints)
         query.push()
         query.add(path.bad_at(d, bad_state, bad_step))

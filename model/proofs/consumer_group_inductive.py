@@ -522,7 +522,7 @@ LEMMAS = {"target-legal": (well_formed, ae_le_ge),
           "epoch-follows-target": (well_formed,)}
 
 
-def check_inductive(prop: str, behaviours: frozenset, timeout_ms: int = 60_000):
+def check_inductive(prop: str, behaviours: frozenset, work: int = None):
     """('proved'|'cti'|'unknown', detail, cti dict): the property with its lemmas is inductive."""
     enc = Enc(behaviours)
     s, t = enc.state("s"), enc.state("t")
@@ -531,8 +531,9 @@ def check_inductive(prop: str, behaviours: frozenset, timeout_ms: int = 60_000):
         inv = lambda x: z3.And(STATE_PROPS[prop](x), *[lem(x) for lem in lemmas])  # noqa: E731
     else:
         inv = lambda x: z3.And(*[lem(x) for lem in lemmas])  # noqa: E731
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    from kverify.model.proofs import limit
+
+    solver = limit(z3.Solver(), work or WORK)   # per check, deterministic (Z3 resource units)
     solver.add(inv(s))
     for label, action, guard, nxt in enc.actions(s):
         solver.push()
@@ -592,14 +593,17 @@ def replay_in_model(prop: str, behaviours: frozenset, actions: list):
     return (True, msg) if msg else (False, f"{prop} holds at the end of the trace in the model")
 
 
-def hunt(prop: str, behaviours: frozenset, depth: int = 10, timeout_ms: int = 60_000):
+WORK = 500_000_000   # per query, Z3 resource units (deterministic; see kverify.model.proofs.limit)
+
+
+def hunt(prop: str, behaviours: frozenset, depth: int = 10, work: int = None):
     enc = Enc(behaviours)
     if prop in STATE_PROPS:
         bad_state, bad_step = (lambda s: z3.Not(STATE_PROPS[prop](s))), None
     else:
         bad_state, bad_step = None, (lambda s, t, act: z3.Not(STEP_PROPS[prop](s, t)))
     params = HUNT_FOR.get(prop, HUNT)
-    res = bmc(_Bounded(enc, params), depth, bad_state, bad_step, timeout_ms=timeout_ms)
+    res = bmc(_Bounded(enc, params), depth, bad_state, bad_step, work=work or WORK)
     where = ", ".join(f"{k} {v}" for k, v in params.items())
     if res.status != "falsified":
         return None, f"BMC {res.status} to depth {res.bound if res.status == 'clean' else res.depth} ({where})"

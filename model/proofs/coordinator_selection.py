@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import z3
 
-from kverify.model.proofs import Obligation, Result
+from kverify.model.proofs import Obligation, Result, limit
 
 MIN_INT = 0x80000000
 MAX_N = 1024
 MATH_ABS = "math-abs-coordinator"
+WORK = 3_000_000        # per query, Z3 resource units (bench/prove_work.py 14:45 UTC: largest query 264,913, x 10)
 
 
 def _abs(h, java_math_abs: bool):
@@ -27,8 +28,7 @@ def _abs(h, java_math_abs: bool):
 def _range(behaviours: frozenset) -> Result:
     h, n = z3.BitVecs("h n", 32)
     part = z3.SRem(_abs(h, MATH_ABS in behaviours), n)   # Java `%`: sign of the dividend
-    s = z3.Solver()
-    s.set("timeout", 30_000)
+    s = limit(z3.Solver(), WORK)
     s.add(n >= 1, n <= MAX_N, z3.Not(z3.And(part >= 0, part < n)))
     verdict = s.check()
     if verdict == z3.unsat:
@@ -56,8 +56,7 @@ def min_value_witness(max_length: int = 10):
     """Shortest [a-z]+ string whose Java hashCode is Integer.MIN_VALUE (None if none up to max)."""
     for length in range(1, max_length + 1):
         chars, h, bounds = java_hash_of_letters(length)
-        s = z3.Solver()
-        s.set("timeout", 30_000)
+        s = limit(z3.Solver(), WORK)
         s.add(*bounds, h == z3.BitVecVal(MIN_INT, 32))
         if s.check() == z3.sat:
             m = s.model()

@@ -758,15 +758,27 @@ def describe_values(v: dict, n: int, p: int) -> dict:
 PROPERTIES = ("generation-monotonicity", "exclusive-ownership", "committed-offset-safety")
 
 
-def _solver(timeout_ms: int):
+WORK = 15_000_000       # per query, Z3 resource units (bench/prove_work.py 14:45 UTC: largest query 1,358,536, x 10)
+HUNT_WORK = 500_000_000  # per BMC depth
+SMALL_MEMBERS = 2        # size "small" (quick profile): the fewest slots where two members can conflict
+
+
+def _members() -> int:
+    from kverify.model.proofs import size
+
+    return SMALL_MEMBERS if size() == "small" else MEMBERS
+
+
+def _solver(work: int = WORK):
     """Each query is solved from scratch with equation solving first: the successor's fields are
     defined by equalities (t = next), which `solve-eqs` eliminates before the SMT core runs."""
     sol = z3.Then("simplify", "solve-eqs", "elim-uncnstr", "simplify", "smt").solver()
-    sol.set("timeout", timeout_ms)
-    return sol
+    from kverify.model.proofs import limit
+
+    return limit(sol, work)
 
 
-def check_inductive(prop: str, n: int, p: int, behaviours: frozenset, timeout_ms: int = 30_000,
+def check_inductive(prop: str, n: int, p: int, behaviours: frozenset, work: int = WORK,
                     ownership: bool = False):
     """Prove `prop` with the strengthening inductive for n slots, p partitions. Returns
     ("proved", None) or ("falsified", cti dict) or ("unknown", reason). `ownership`: use
@@ -779,7 +791,7 @@ def check_inductive(prop: str, n: int, p: int, behaviours: frozenset, timeout_ms
     goals_init = list(S.items())
     if prop == "exclusive-ownership":
         goals_init.append(("property", enc.exclusive(s)))
-    sol = _solver(timeout_ms)
+    sol = _solver(work)
     sol.add(enc.init(s), z3.Not(z3.And([g for _, g in goals_init])))
     r = sol.check()
     if r == z3.unknown:
@@ -791,7 +803,7 @@ def check_inductive(prop: str, n: int, p: int, behaviours: frozenset, timeout_ms
     hyp = list(S.values()) + [enc.maxgen >= 0]
     if prop == "exclusive-ownership":
         # a state property: the strengthening implies it (then S /\ P is inductive once S is)
-        sol = _solver(timeout_ms)
+        sol = _solver(work)
         sol.add(*hyp, z3.Not(enc.exclusive(s)))
         r = sol.check()
         if r == z3.unknown:
@@ -809,7 +821,7 @@ def check_inductive(prop: str, n: int, p: int, behaviours: frozenset, timeout_ms
         return []     # exclusive-ownership: implied by the strengthening (checked above)
 
     def cti(label, action, guard, nxt, goal):
-        sol = _solver(timeout_ms)
+        sol = _solver(work)
         sol.add(*hyp)
         sol.add(guard, enc.same(t, nxt), z3.Not(z3.And([g for _, g in goal])))
         r = sol.check()
@@ -845,28 +857,29 @@ def check_inductive(prop: str, n: int, p: int, behaviours: frozenset, timeout_ms
     return first
 
 
-def _proof(prop: str, behaviours: frozenset, timeout_ms: int = 30_000):
+def _proof(prop: str, behaviours: frozenset, work: int = WORK):
     """Induction at MEMBERS slots for every partition count: ("proved", detail, None) or the first
     failure (status, detail, info) of the last strengthening tried. exclusive-ownership tries the
-    ownership strengthening (no reliance on generations growing) first, then the correct model's."""
-    failure = None
+    ownership strengthening (no reliance on generations growing) first, then the correct model's.
+    At size "small" (the quick profile) with SMALL_MEMBERS slots instead."""
+    failure, members = None, _members()
     for ownership in ((True, False) if prop == "exclusive-ownership" else (False,)):
         for p in PARTITION_COUNTS:
-            status, info = check_inductive(prop, MEMBERS, p, behaviours, timeout_ms, ownership)
+            status, info = check_inductive(prop, members, p, behaviours, work, ownership)
             if status == "unknown":
-                failure = ("unknown", f"{MEMBERS} slots, {p} partitions: {info}", None)
+                failure = ("unknown", f"{members} slots, {p} partitions: {info}", None)
                 break
             if status == "falsified":
                 where = {"consecution": info.get("action"), "initiation": "the initial state",
                          "implication": "a state satisfying the strengthening"}[info["kind"]]
-                failure = ("falsified", f"counterexample to induction ({MEMBERS} slots, {p} partitions) at {where}: "
+                failure = ("falsified", f"counterexample to induction ({members} slots, {p} partitions) at {where}: "
                                         f"breaks {', '.join(info['broken'])}", info)
                 break
         else:
             enc = Enc(2, 1, behaviours)
             names = (enc.ownership_strengthening(enc.state("x")) if ownership else STRENGTHENING_NAMES)
             kind = "ownership strengthening" if ownership else "strengthening"
-            return ("proved", f"inductive for every member count <= {MEMBERS} and {min(PARTITION_COUNTS)}.."
+            return ("proved", f"inductive for every member count <= {members} and {min(PARTITION_COUNTS)}.."
                               f"{max(PARTITION_COUNTS)} partitions, any budgets and max_generation, with {kind}: "
                               f"{', '.join(names)}", None)
     return failure
@@ -927,7 +940,7 @@ def replay_in_model(prop: str, params: dict, behaviours: frozenset, actions: lis
     return (True, msg) if msg else (False, f"model/group.py: {prop} holds at the end of the trace")
 
 
-def hunt(prop: str, behaviours: frozenset, timeout_ms: int = 20_000, configs: tuple = HUNTS):
+def hunt(prop: str, behaviours: frozenset, work: int = HUNT_WORK, configs: tuple = HUNTS):
     """BMC over `configs`: (counterexample dict, detail) for the first reachable violation, or (None,
     what was searched). The trace is replayed in model/group.py before it is believed."""
     searched = []
@@ -935,7 +948,7 @@ def hunt(prop: str, behaviours: frozenset, timeout_ms: int = 20_000, configs: tu
         n, p = cfg["members"], cfg["partitions"]
         enc = Enc(n, p, behaviours)
         bad_state, bad_step = bad_predicates(enc, prop)
-        res = bmc(Bounded(enc, cfg), cfg["depth"], bad_state, bad_step, timeout_ms=timeout_ms,
+        res = bmc(Bounded(enc, cfg), cfg["depth"], bad_state, bad_step, work=work,
                   decode=lambda m, s: describe_values(model_values(enc, m, s), n, p))
         params = {k: v for k, v in cfg.items() if k != "depth"}
         where = f"{n} slots, {p} partition{'s' * (p > 1)}, events {cfg['events']}, faults {cfg['faults']}, commits " \

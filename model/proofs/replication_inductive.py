@@ -845,7 +845,7 @@ class _Pinned:
         return self.enc.same(t, nxt)
 
 
-def find_violation(prop: str, behaviours: frozenset, n: int, k: int, timeout_ms: int = 60_000):
+def find_violation(prop: str, behaviours: frozenset, n: int, k: int, work: int = None):
     """Shortest trace (<= k steps) from the initial state to a state violating `prop`, replayed in
     model/replication.py. Returns (status, counterexample dict | reason)."""
     from kverify.invariants import replication as I
@@ -855,7 +855,7 @@ def find_violation(prop: str, behaviours: frozenset, n: int, k: int, timeout_ms:
     L, E = max(1, int(params["records"])), int(params["epochs"])     # the pinned budgets bound logs and epochs
     enc = Enc(n, behaviours, L, E)
     res = bmc(_Pinned(enc, params), k, bad_state=lambda s: enc.bad(prop, s),
-              decode=lambda m, s: model_values(enc, m, s), timeout_ms=timeout_ms, fresh_solver=_tactic_solver)
+              decode=lambda m, s: model_values(enc, m, s), work=work or WORK, fresh_solver=_tactic_solver)
     if res.status != "falsified":
         return res.status, (f"no violation within {k} steps" if res.status == "clean"
                             else f"depth {res.depth}: {res.reason}")
@@ -1198,13 +1198,16 @@ STRENGTHENING_NAMES = ("domains", "records-in-range-and-epoch-ordered", "electab
                        "proposed-additions-caught-up")
 
 
-def _solver(timeout_ms: int):
-    sol = _tactic_solver()
-    sol.set("timeout", timeout_ms)
-    return sol
+WORK = 500_000_000   # per query, Z3 resource units (deterministic; see kverify.model.proofs.limit)
 
 
-def check_inductive(prop: str, n: int, behaviours: frozenset = frozenset(), timeout_ms: int = 30_000,
+def _solver(work: int = None):
+    from kverify.model.proofs import limit
+
+    return limit(_tactic_solver(), work or WORK)
+
+
+def check_inductive(prop: str, n: int, behaviours: frozenset = frozenset(), work: int = None,
                     names: tuple = None, assume: bool = True):
     """Prove `prop` plus the strengthening inductive (1-induction) for n replicas. ("proved", None) |
     ("falsified", cti dict) | ("unknown", reason). `assume=False` drops the I-DUR assumption
@@ -1218,7 +1221,7 @@ def check_inductive(prop: str, n: int, behaviours: frozenset = frozenset(), time
     goal_s = dict(S, property=enc.goal(prop, s))
     goal_t = dict(St, property=enc.goal(prop, t))
     assume = enc.assumption(prop) if assume else z3.BoolVal(True)
-    sol = _solver(timeout_ms)
+    sol = _solver(work)
     sol.add(enc.init(s), assume, z3.Not(z3.And(list(goal_s.values()))))
     r = sol.check()
     if r == z3.unknown:
@@ -1230,7 +1233,7 @@ def check_inductive(prop: str, n: int, behaviours: frozenset = frozenset(), time
                              "state": describe_values(model_values(enc, m, s), n)}
     hyp = list(goal_s.values()) + [enc.budgets_ok(), assume]
     for label, action, guard, nxt in enc.actions(s):
-        sol = _solver(timeout_ms)
+        sol = _solver(work)
         sol.add(*hyp)
         sol.add(guard, enc.same(t, nxt), z3.Not(z3.And(list(goal_t.values()))))
         r = sol.check()
@@ -1291,11 +1294,12 @@ def obligations() -> list[Obligation]:
         Obligation("replication-i-dur",
                    "replication model: every acks=all-acknowledged record is in the controller's leader's log at its "
                    "offset and on some replica (while lossy restarts < MinISR)", _run("i-dur", I_DUR_BREAKING),
-                   I_DUR_BREAKING, model_behaviours=R.SUPPORTS, encodes=ENCODED),
+                   I_DUR_BREAKING, model_behaviours=R.SUPPORTS, encodes=ENCODED,
+                   small=_run("i-dur", I_DUR_BREAKING, REPLICAS[:1])),
         Obligation("replication-i-lcc",
                    "replication model: every running member of the controller's ISR or ELR holds every record below "
                    "the true HW", _run("i-lcc", I_LCC_BREAKING), I_LCC_BREAKING,
-                   model_behaviours=R.SUPPORTS, encodes=I_LCC_ENCODED),
+                   model_behaviours=R.SUPPORTS, encodes=I_LCC_ENCODED, small=_run("i-lcc", I_LCC_BREAKING, REPLICAS[:1])),
     ]
 
 

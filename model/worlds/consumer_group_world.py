@@ -11,10 +11,12 @@ Actions (one `Action` each, guard + update, in `ACTIONS`; faults marked):
                                       member left the coordinator, with the next member id)
   subscribe, leave, crash,            perturbations (budget `perturbations`): a subscription change,
   resubscribe, add_partition,         unsubscribe (leave heartbeat, epoch -1), a crash (the session
-  stall, unload                       expires later), subscribing again after leaving, a topic gaining
+  stall, unload, subscribe_regex      expires later), subscribing again after leaving, a topic gaining
                                       a partition (coordinator metadata), time passing with messages
                                       in flight (see tick), a coordinator failover (NOT_COORDINATOR
-                                      until `load`)
+                                      until `load`), with `regex` a subscription to the pattern `t.*`
+                                      alone (Java) or with topic names (librdkafka); `subscribe` goes
+                                      back to names only
   deliver / receive                   the head request of a client reaches the coordinator / the
                                       head answer reaches its client (FIFO per client, TCP; clients
                                       interleave freely; a message may stay in flight any number of
@@ -47,6 +49,15 @@ model/worlds/consumer_group_refine.py): a client leaves only with no heartbeat i
 its subscription (or subscribes again after leaving) only while no heartbeat of it is on its way to
 the coordinator; time does not pass while a client reconciles (its periodic heartbeat would go out
 in RECONCILING, which the abstract model's client never does); no failover.
+`regex=True` adds regular-expression subscriptions (off by default: the default bound is unchanged).
+The coordinator resolves a new pattern asynchronously: a timer (regex_resolution_ms) that `tick`
+fires like any other deadline; a changed resolution bumps the group epoch. The refresh interval
+(group.consumer.regex.refresh.interval.ms) is set "far", so the key keeps the last resolution's age
+only within the 10 s batch interval (older is "old"). Java's subscribe(SubscriptionPattern) sends no
+topic names, so dropping a pattern always changes the names and bumps the epoch: KAFKA-19899 shows
+only with a mixed subscription (names + pattern, librdkafka's way), which the world builds on
+ConsumerMember (see subscribe_regex). A member's subscribed topics (the invariants' `subscribed`) are
+its names plus its pattern's current resolution.
 `assignor="round-robin"` plugs the abstract model's assignor into the coordinator (the real ones,
 `uniform`/`range`, are certified separately by `kverify assignor check`).
 
@@ -58,6 +69,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional
 
 from kverify.impl.consumer import behaviours as CB
+from kverify.impl.consumer import regex as RX
 from kverify.impl.consumer.client import ClientConfig, ConsumerMember
 from kverify.impl.consumer.config import ConsumerCoordinatorConfig
 from kverify.impl.consumer.coordinator import ConsumerGroupCoordinator
@@ -85,12 +97,16 @@ PARAMS = {
     "auto_commit": Param(True, "clients commit their positions before revoking and before leaving"),
     "assignor": Param("uniform", "server assignor: Kafka's uniform or range, or round-robin (the abstract "
                                  "model's, for refinement)", choices=("uniform", "range", "round-robin")),
+    "regex": Param(False, "regular-expression subscriptions: a member may switch to the pattern `t.*` (a "
+                          "perturbation, consumer.subscribe(SubscriptionPattern)) and back to names (`subscribe`); "
+                          "the coordinator resolves it asynchronously (a timer)"),
+    "patterns": Param(1, "with regex: how many of the patterns t.*, t0 a member may subscribe to", lo=1, hi=2),
     "synchronous": Param(False, "the abstract model's assumptions (refinement): leave only with no heartbeat "
                                 "in flight, (re)subscribe only with no heartbeat request in flight, no time "
                                 "passing while a client reconciles, no failover"),
 }
 
-COORDINATOR_BEHAVIOURS = frozenset(CB.ALL - {CB.REGEX_REMOVAL_NO_BUMP})    # no regexes in this world
+COORDINATOR_BEHAVIOURS = CB.ALL
 CLIENT_BEHAVIOURS = CB.CLIENT_ALL
 SUPPORTS = COORDINATOR_BEHAVIOURS | CLIENT_BEHAVIOURS
 
@@ -99,6 +115,8 @@ HEARTBEAT_MS, SESSION_MS, BACKOFF_MS = 1000, 3000, 100
 REBALANCE_MS = 10 ** 9          # max.poll.interval / rebalance timeout: never reached here
 CID_STRIDE = 1_000_000          # client m issues correlation ids (m+1)*CID_STRIDE + 1, + 2, ...
 FAR = 1 << 30                   # time distances beyond this are "far" in the key
+PATTERNS = ("t.*", "t0")        # the patterns a member may subscribe to (`regex`; the first `patterns`)
+PATTERN = PATTERNS[0]           # every topic
 ACTIVE = frozenset({"JOINING", "RECONCILING", "ACKNOWLEDGING", "STABLE"})
 LIVE = ACTIVE                    # FENCED and PREPARE_LEAVING only pass within one input
 MEMBER_STATES = {"STABLE": M_STABLE, "UNREVOKED_PARTITIONS": UNREVOKED, "UNRELEASED_PARTITIONS": UNRELEASED}
@@ -204,7 +222,9 @@ def restart(w, s, m):
 
 def subscribe_guard(w, s, m, mask):
     c = s.clients[m]
-    if s.budget.perturbations <= 0 or not c.alive or c.state not in ACTIVE or w.topic_mask(c.subscription) == mask:
+    if s.budget.perturbations <= 0 or not c.alive or c.state not in ACTIVE:
+        return False
+    if w.topic_mask(c.subscription) == mask and not c.subscription_regex:       # (names only again: drops a regex)
         return False
     return not (w.synchronous and w.heartbeat_unsent(s, m))
 
@@ -213,6 +233,35 @@ def subscribe(w, s, m, mask):
     """The application changes its subscription; the next heartbeat carries it."""
     c = s.clients[m].copy()
     out = c.subscribe(w.topic_names(mask), s.now)
+    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out), budget=w.perturb(s))
+
+
+def _regex_subscriptions(w, s):
+    return w.regex_args
+
+
+def subscribe_regex_guard(w, s, m, mask, i=0):
+    c = s.clients[m]
+    if not w.regex or s.budget.perturbations <= 0 or not c.alive or c.state not in ACTIVE:
+        return False
+    if c.subscription_regex == PATTERNS[i] and w.topic_mask(c.subscription) == mask:
+        return False
+    return not (w.synchronous and w.heartbeat_unsent(s, m))
+
+
+def subscribe_regex(w, s, m, mask, i=0):
+    """The application subscribes to the pattern PATTERN (and the topics of `mask`): the next
+    heartbeat carries the regex; the coordinator resolves it asynchronously (its regex timer, fired
+    by tick). mask 0: the Java consumer's subscribe(SubscriptionPattern), no topic names; mask > 0: a
+    mixed subscription (names + pattern: librdkafka's KIP-848 consumer splits a subscription list of
+    literal names and `^` patterns into SubscribedTopicNames and SubscribedTopicRegex). ConsumerMember
+    has no call for the mixed one: the world makes it as subscribe_regex, then the names (the next
+    heartbeat sends each field that changed, as for any subscription). Back to names only is
+    `subscribe`."""
+    c = s.clients[m].copy()
+    out = c.subscribe_regex(PATTERNS[i], s.now)
+    if mask:
+        c.subscription = w.topic_names(mask)
     return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out), budget=w.perturb(s))
 
 
@@ -393,6 +442,7 @@ ACTIONS = ActionTable([
     Action("tick", tick_guard, tick),
     Action("lose", lose_guard, lose, _slots, fault=True),
     Action("subscribe", subscribe_guard, subscribe, _subscriptions, fault=True),
+    Action("subscribe_regex", subscribe_regex_guard, subscribe_regex, _regex_subscriptions, fault=True),
     Action("leave", leave_guard, leave, _slots, fault=True),
     Action("resubscribe", resubscribe_guard, resubscribe, _slots, fault=True),
     Action("crash", crash_guard, crash, _slots, fault=True),
@@ -415,13 +465,20 @@ class ConsumerGroupWorld(Protocol):
         self.grow = params["grow"]
         self.failover = params["failover"]
         self.synchronous = params["synchronous"]
+        self.regex = params["regex"]
         self.pmax = params["partitions"] + (1 if self.grow else 0)
         self.all_topics = (1 << self.t) - 1
         self.slot_args = tuple((m,) for m in range(self.n))
         self.topic_args = tuple((t,) for t in range(self.t))
         self.subscription_args = tuple((m, mask) for m in range(self.n) for mask in range(1, self.all_topics + 1))
+        # (slot, names mask, pattern index); the pattern index is left out while only PATTERN is used
+        self.regex_args = tuple((m, mask) + ((i,) if params["patterns"] > 1 else ())
+                                for m in range(self.n) for mask in range(self.all_topics + 1)
+                                for i in range(params["patterns"]))
         names = tuple(f"t{i}" for i in range(self.t))
-        self.coord_config = ConsumerCoordinatorConfig(session_timeout_ms=SESSION_MS, heartbeat_interval_ms=HEARTBEAT_MS)
+        # regex.refresh.interval "far" (the key keeps a refresh's age only within the 10 s batch interval)
+        self.coord_config = ConsumerCoordinatorConfig(session_timeout_ms=SESSION_MS, heartbeat_interval_ms=HEARTBEAT_MS,
+                                                      regex_refresh_interval_ms=FAR)
         self._topic_index = {}
         self.client_configs = ()
         self._names = names
@@ -603,7 +660,7 @@ class ConsumerGroupWorld(Protocol):
             members = tuple(sorted(
                 (MemberView(self.mid(m.member_id), MEMBER_STATES[m.state], m.member_epoch, m.previous_member_epoch,
                             self.mask(m.assigned), self.mask(m.pending_revocation),
-                            self.topic_mask(m.subscribed_topic_names)) for m in g.members)))
+                            self.topic_mask(_subscribed(m, g))) for m in g.members)))
             target = tuple(sorted((self.mid(mid), self.mask(a)) for mid, a in g.target))
             pe = [-1] * (self.t * self.pmax)
             for tp, e in g.partition_epochs:
@@ -697,7 +754,9 @@ class ConsumerGroupWorld(Protocol):
                                                "previous_member_epoch": m.previous_member_epoch,
                                                "assigned": parts(m.assigned),
                                                "pending_revocation": parts(m.pending_revocation),
-                                               "subscribed": list(m.subscribed_topic_names)} for m in g.members},
+                                               "subscribed": list(m.subscribed_topic_names),
+                                               "regex": m.subscribed_topic_regex} for m in g.members},
+                     "resolved_regexes": {rx: sorted(ts) for rx, ts in g.resolved_regexes},
                      "target": {mid: parts(a) for mid, a in g.target},
                      "partition_epochs": {f"t{self._topic_index[tp[0]]}p{tp[1]}": e for tp, e in g.partition_epochs}}
         clients = {}
@@ -705,6 +764,7 @@ class ConsumerGroupWorld(Protocol):
             clients[f"m{m}"] = {"process": "not started" if not s.started[m] else "running" if c.alive else "down",
                                 "member_id": c.member_id, "state": c.state, "member_epoch": c.member_epoch,
                                 "owned": parts(c.owned), "subscription": list(c.subscription),
+                                "regex": c.subscription_regex,
                                 "in_flight": sorted(f"{f.kind}/{f.purpose}#{cid}" for cid, f in c.inflight.items())}
         net = [f"m{m}->coordinator {type(e[1]).__name__}#{e[0]}" for m in range(self.n) for e in s.net.requests[m]]
         net += [f"coordinator->m{m} {type(e[1]).__name__}#{e[0]}" for m in range(self.n) for e in s.net.responses[m]]
@@ -750,7 +810,8 @@ def _rel(t: int, now: int):
 def _group_key(g: tuple, now: int) -> tuple:
     deadline, epoch = g[-1]
     meta = (deadline, epoch) if (deadline, epoch) == (0, 0) else (_rel(deadline, now), epoch)
-    refresh = g[9] if g[9] < 0 else _rel(g[9], now)
+    # the last regex resolution's age matters only within the batch interval (refresh interval: FAR)
+    refresh = g[9] if g[9] < 0 else "old" if now - g[9] > RX.BATCH_REFRESH_MIN_INTERVAL_MS else g[9] - now
     return g[:9] + (refresh, g[10], meta)
 
 
@@ -783,6 +844,15 @@ def _response_key(resp):
     return resp
 
 
+def _subscribed(member, g) -> frozenset:
+    """The topic names a coordinator member subscribes to: its names plus its regex's resolution
+    (an unresolved regex: nothing yet)."""
+    names = frozenset(member.subscribed_topic_names)
+    if member.subscribed_topic_regex:
+        names |= dict(g.resolved_regexes).get(member.subscribed_topic_regex, frozenset())
+    return names
+
+
 def _set(t: tuple, i: int, value) -> tuple:
     return t[:i] + (value,) + t[i + 1:]
 
@@ -796,6 +866,9 @@ HUNT_PARAMS = {
     CB.NO_EPOCH_ZERO_REJOIN: ({"perturbations": 0, "losses": 2, "grow": False}, "explorer"),
     CB.UNREVOKED_EPOCH_BUMP: ({"topics": 2, "grow": False, "failover": False}, "explorer"),
     CB.NEGATIVE_EPOCH_JOINING: ({"perturbations": 2, "grow": False, "failover": False}, "explorer"),
+    # names t0 + pattern t.* (resolved: t0, t1), then names t0 only: the target keeps t1p0 (target-legal)
+    CB.REGEX_REMOVAL_NO_BUMP: ({"regex": True, "members": 1, "topics": 2, "perturbations": 2, "grow": False,
+                                "failover": False}, "explorer"),
 }
 
 SPEC = ModelSpec(name="consumer-group-world", make=make, params=PARAMS, supports=SUPPORTS, action_names=ACTION_NAMES,
