@@ -143,12 +143,6 @@ def test_a_lost_join_answer_is_retried_at_epoch_zero():
     assert [m.member_id for m in w.view(s).members] == [0] and w.view(s).clients[0].member_epoch == 1
 
 
-# Behaviours whose invariant does not list them in its broken_by yet (invariants/consumer_group.py is
-# not this world's file): KAFKA-19899 breaks target-legal (the stale target names partitions outside
-# the member's subscription). Remove the entry once target-legal declares it.
-NOT_YET_DECLARED = {CB.REGEX_REMOVAL_NO_BUMP: "target-legal"}
-
-
 @pytest.mark.parametrize("behaviour", sorted(W.SUPPORTS))
 def test_behaviour_found_with_it_on_not_off(behaviour):
     params, engine = W.HUNT_PARAMS[behaviour]
@@ -157,7 +151,7 @@ def test_behaviour_found_with_it_on_not_off(behaviour):
     assert on.violations, behaviour
     inv = on.violations[0].violation.invariant
     broken = {i.name: i.broken_by for i in build().invariants()}
-    assert behaviour in broken[inv] or NOT_YET_DECLARED.get(behaviour) == inv, (behaviour, inv)
+    assert behaviour in broken[inv], (behaviour, inv)
     off = explore(build(params), max_states=max(on.distinct_states, 2000))
     assert not off.violations, off.violations[0].violation
 

@@ -115,3 +115,11 @@ def test_small_variants_run_only_inside_small_size():
         ob.check()
     assert calls == ["full", "small"]
     assert by_name("replication-i-lcc").small is not None
+
+
+def test_prove_reports_work_and_accepts_an_explicit_wall_cap(capsys):
+    from kverify.cli import main
+
+    assert main(["prove", "range-balanced-per-topic", "--max-seconds", "600", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["obligations"][0]
+    assert row["status"] == "proved" and row["work"] > 0

@@ -343,7 +343,7 @@ def test_sticky_optimum_falsified_by_stale_owner_ignored():
 
     ob = SO.obligations()[0]
     res = ob.check(frozenset({"kafka-14639-stale-owner-ignored"}))
-    assert res.status == "falsified" and res.seconds < 30
+    assert res.status == "falsified"
     c = res.counterexample
     assert c["kept"] < c["optimum"]
     kept, best = SO.kept_and_optimum(c["problem"], c["answer"])     # re-judged independently

@@ -593,7 +593,10 @@ def replay_in_model(prop: str, behaviours: frozenset, actions: list):
     return (True, msg) if msg else (False, f"{prop} holds at the end of the trace in the model")
 
 
-WORK = 500_000_000   # per query, Z3 resource units (deterministic; see kverify.model.proofs.limit)
+# Per query, Z3 resource units (deterministic; kverify.model.proofs.limit), 10x the largest query measured by
+# bench/prove_work.py (14:45-14:55 UTC): induction 223,233; BMC hunt 60,434,836 (client-epochs-valid, depth 7).
+WORK = 3_000_000
+HUNT_WORK = 600_000_000
 
 
 def hunt(prop: str, behaviours: frozenset, depth: int = 10, work: int = None):
@@ -603,7 +606,7 @@ def hunt(prop: str, behaviours: frozenset, depth: int = 10, work: int = None):
     else:
         bad_state, bad_step = None, (lambda s, t, act: z3.Not(STEP_PROPS[prop](s, t)))
     params = HUNT_FOR.get(prop, HUNT)
-    res = bmc(_Bounded(enc, params), depth, bad_state, bad_step, work=work or WORK)
+    res = bmc(_Bounded(enc, params), depth, bad_state, bad_step, work=work or HUNT_WORK)
     where = ", ".join(f"{k} {v}" for k, v in params.items())
     if res.status != "falsified":
         return None, f"BMC {res.status} to depth {res.bound if res.status == 'clean' else res.depth} ({where})"

@@ -855,7 +855,7 @@ def find_violation(prop: str, behaviours: frozenset, n: int, k: int, work: int =
     L, E = max(1, int(params["records"])), int(params["epochs"])     # the pinned budgets bound logs and epochs
     enc = Enc(n, behaviours, L, E)
     res = bmc(_Pinned(enc, params), k, bad_state=lambda s: enc.bad(prop, s),
-              decode=lambda m, s: model_values(enc, m, s), work=work or WORK, fresh_solver=_tactic_solver)
+              decode=lambda m, s: model_values(enc, m, s), work=work or BMC_WORK, fresh_solver=_tactic_solver)
     if res.status != "falsified":
         return res.status, (f"no violation within {k} steps" if res.status == "clean"
                             else f"depth {res.depth}: {res.reason}")
@@ -1198,7 +1198,10 @@ STRENGTHENING_NAMES = ("domains", "records-in-range-and-epoch-ordered", "electab
                        "proposed-additions-caught-up")
 
 
-WORK = 500_000_000   # per query, Z3 resource units (deterministic; see kverify.model.proofs.limit)
+# Per query, Z3 resource units (deterministic; kverify.model.proofs.limit), 10x the largest query measured by
+# bench/prove_work.py (14:45-14:55 UTC): induction 5,304,989 (3 replicas); BMC 68,459,094 (unclean-election, 3 replicas).
+WORK = 60_000_000
+BMC_WORK = 700_000_000
 
 
 def _solver(work: int = None):

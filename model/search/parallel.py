@@ -6,8 +6,9 @@ every shard expands the frontier states it owns (model/search/expand.py `expand_
 per-state expansion with the loop's step and deadlock checks), sends each successor to its owner,
 and the owner keeps it only if it is new (its own slice of the visited set), checks the state
 invariants on it (the loop's `StateInvariants`) and the `sometimes` goals, and remembers its parent
-link (fingerprint -> parent fingerprint + action index) for the trace. `Shard` is that core; the
-worker processes below (`explore_processes`, `kverify explore --engine processes`) and the Spark
+link (fingerprint -> parent fingerprint + action index) for the trace. `Model`, `expand_items` and
+`merge` are that core, `LevelDriver` the driver's loop over levels; the worker processes below (they
+swap successors through files in /dev/shm) (`explore_processes`, `kverify explore --engine processes`) and the Spark
 engine (kverify/spark/explore.py) both run it, so they give the answers of the in-process explorer:
 
 - Order keys make every choice the in-process loop makes by its processing order: a state's key is
@@ -72,24 +73,40 @@ def _proxy(d: dict):
     return MappingProxyType(d)
 
 
-class _Pickler(pickle.Pickler):
-    def reducer_override(self, obj):
-        t = type(obj)
-        if t is object:
-            if id(obj) not in _SENTINELS:
-                _scan_sentinels()
-            where = _SENTINELS.get(id(obj))
-            return (_sentinel, where) if where else NotImplemented
-        if t.__name__ == "mappingproxy":
-            return (_proxy, (dict(obj),))
-        return NotImplemented
+def _reduce_sentinel(obj):
+    if id(obj) not in _SENTINELS:
+        _scan_sentinels()
+    where = _SENTINELS.get(id(obj))
+    if where is None:
+        raise pickle.PicklingError("a bare object() that is no module-level sentinel cannot be moved")
+    return _sentinel, where
+
+
+def _reduce_proxy(obj):
+    return _proxy, (dict(obj),)
+
+
+def _dispatch() -> dict:
+    import copyreg
+    from types import MappingProxyType
+
+    table = dict(copyreg.dispatch_table)
+    table[object] = _reduce_sentinel          # looked up by exact type: only bare object() instances
+    table[MappingProxyType] = _reduce_proxy
+    return table
+
+
+_DISPATCH = _dispatch()
 
 
 def dumps(obj) -> bytes:
+    """pickle.dumps, with sentinels and mapping proxies handled (a per-type table: no per-object callback)."""
     import io
 
     buf = io.BytesIO()
-    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    p.dispatch_table = _DISPATCH
+    p.dump(obj)
     return buf.getvalue()
 
 

@@ -97,9 +97,10 @@ PARAMS = {
     "auto_commit": Param(True, "clients commit their positions before revoking and before leaving"),
     "assignor": Param("uniform", "server assignor: Kafka's uniform or range, or round-robin (the abstract "
                                  "model's, for refinement)", choices=("uniform", "range", "round-robin")),
-    "regex": Param(False, "regular-expression subscriptions: a member may switch to the pattern `t.*` (a "
-                          "perturbation, consumer.subscribe(SubscriptionPattern)) and back to names (`subscribe`); "
-                          "the coordinator resolves it asynchronously (a timer)"),
+    "regex": Param(False, "regular-expression subscriptions: a member may switch to the pattern `t.*`, alone "
+                          "(Java's subscribe(SubscriptionPattern)) or with topic names (librdkafka), a "
+                          "perturbation, and back to names (`subscribe`); the coordinator resolves it "
+                          "asynchronously (a timer)"),
     "patterns": Param(1, "with regex: how many of the patterns t.*, t0 a member may subscribe to", lo=1, hi=2),
     "synchronous": Param(False, "the abstract model's assumptions (refinement): leave only with no heartbeat "
                                 "in flight, (re)subscribe only with no heartbeat request in flight, no time "
