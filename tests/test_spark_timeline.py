@@ -2,7 +2,8 @@
 plots as steps per second; the spark:group check of `kverify verify --profile ci` relies on it."""
 from kverify.spark.runner import SimConfig, simulate
 from kverify.spark.world import resolve
-from kverify.suite.providers import SPARK_RUNS, spark
+from kverify.suite import profiles
+from kverify.suite.providers import spark
 
 
 def test_timeline_is_monotone_and_ends_at_the_total(tmp_path):
@@ -18,4 +19,4 @@ def test_timeline_is_monotone_and_ends_at_the_total(tmp_path):
 
 def test_spark_check_only_in_long_profiles():
     assert spark("quick") == [] and [c.name for c in spark("ci")] == ["spark:group"]
-    assert SPARK_RUNS["ci"] >= 10_000
+    assert profiles.budget("ci").spark_runs >= 10_000 and profiles.budget("quick").spark_runs == 0
