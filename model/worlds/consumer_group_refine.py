@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
 from typing import Optional
 
 from kverify.impl.consumer.messages import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
@@ -50,6 +49,7 @@ from kverify.impl.consumer.messages import (ConsumerGroupHeartbeatRequest, Consu
 from kverify.invariants.core import Violation
 from kverify.model import consumer_group as CG
 from kverify.model.protocol import action_label
+from kverify.model.refine import RefineResult          # one result shape for every refinement
 from kverify.model.search import ExactStore, Goal, search
 
 BIG = 1 << 20
@@ -244,27 +244,6 @@ def show(n: tuple) -> str:
 
 
 # --- the engine: seeded random walks checked step by step -------------------------------------------------
-@dataclass
-class RefineResult:
-    seed: int
-    steps: int = 0
-    walks: int = 0
-    seconds: float = 0.0
-    mismatch: Optional[Violation] = None
-    trace: list = field(default_factory=list)
-    walk_seed: Optional[int] = None
-    model_actions: dict = field(default_factory=dict)
-    stutters: int = 0
-
-    def to_json(self) -> dict:
-        """The same shape as model/refine.py RefineResult.to_json (for `kverify refine --json`)."""
-        return {"seed": self.seed, "steps": self.steps, "walks": self.walks, "seconds": round(self.seconds, 3),
-                "mismatches": 0 if self.mismatch is None else 1, "stutters": self.stutters,
-                "model_actions": dict(sorted(self.model_actions.items())),
-                "mismatch": None if self.mismatch is None else {
-                    **self.mismatch.to_json(), "walk_seed": self.walk_seed, "trace": [list(a) for a in self.trace]}}
-
-
 def run(world, steps: int, seed: int, *, walk_length: int = 200,
         refinement: Optional[ConsumerGroupRefinement] = None) -> RefineResult:
     """Random walks (walk i uses seed `seed + i`; with probability CALM uniform among the enabled
