@@ -17,7 +17,8 @@ from kverify.suite.verdicts import FAIL, INCONCLUSIVE, PASS
 ABSTRACT = ("group", "replication", "offsets")
 MODELS = None
 WORLDS = None
-ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+# classic client-side assignors, then KIP-848's server-side ones (certified against the target assignment)
+ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky", "consumer:uniform", "consumer:range")
 SHRINK_BUDGET = 2000          # candidate replays when shrinking a walk's finding
 SCENARIOS_DIR = os.path.join("tests", "scenarios")
 
@@ -77,11 +78,16 @@ def _assignor_check(assignor: str):
         from kverify.certify.targets import make_target
         from kverify.model import registry  # noqa: F401  (behaviours validated by verify)
 
-        beh = frozenset(b for b in ctx.behaviours if _is_assignor_behaviour(b))
+        from kverify.certify.check import safe_name
+        from kverify.certify.consumer import PREFIX
+
+        # the historical assignor behaviours live in the classic assignors only
+        beh = frozenset(b for b in ctx.behaviours if _is_assignor_behaviour(b)) if not assignor.startswith(PREFIX) \
+            else frozenset()
         target = make_target(assignor, behaviours=beh)
         try:
             verdicts = run_check(target, ctx.seed, profiles.budget(ctx.profile).examples,
-                                 out_dir=os.path.join(ctx.out_dir, f"assignor-{assignor}"))
+                                 out_dir=os.path.join(ctx.out_dir, f"assignor-{safe_name(assignor)}"))
         finally:
             target.close()
         failed = [v for v in verdicts if v.claimed and not v.holds]
