@@ -3,21 +3,34 @@
 Why: a gate is only as good as the bugs it catches. This benchmark lets a maintained mutation tool
 (cosmic-ray, from PyPI) plant one small bug at a time in the reference implementation (a flipped
 comparison, a changed constant, `and` for `or`, ...) and runs `kverify verify --profile P` on each:
-exit 1 (a FAIL) kills the mutant; exit 0 or 3 (nothing failed) lets it survive. It prints the kill rate
-and every survivor (file, line, operator), so each can be killed by a new property or named equivalent.
+exit 1 (the gate fails) kills the mutant; exit 0 or 3 (nothing failed the gate) lets it survive. It
+prints the kill rate and every survivor (file:line, operator, the line before and after), so each can be
+killed by a new property or named equivalent in bench/mutation_equivalents.json (with its reason).
+
+Affordable on 2 cores: each check of the profile is run once under coverage.py on the unmutated tree
+(bench/mutation_map.py; these runs are also the baseline); a mutant is then judged by
+`kverify verify --only CHECK$ ... --fail-fast` over exactly the checks that execute the statement it
+changes, in the profile's order, stopping at the first that fails the gate. A mutant no check executes
+survives without a run (column `unreached`: its survivors say so). A mutant whose run exceeds
+`--timeout` is killed in the rate, as is usual in mutation testing, but counted in its own column.
+Mutants listed equivalent are left out of the rate's denominator and printed with their reason (not run
+unless --run-equivalents; one that is then killed is reported as wrongly listed).
 
 Isolation: cosmic-ray edits files in place, so the run happens in a copy of the work tree (tracked and
 untracked, not ignored files) with its own virtual environment whose only package is that copy
 (editable, no dependencies); the dependencies come from this checkout's .venv through a .pth file. The
-checkout itself is never modified.
+checkout itself is never modified. The coverage map is kept in --map-cache, keyed by the profile, the
+seed and a hash of the copied tree (docs/, tests/, bench/ excluded), so a second sample reuses it.
 
 Usage: .venv/bin/python bench/mutation.py [--profile quick|ci] [--sample N] [--seed S] [--workdir DIR]
-                                            [--timeout SECONDS] [--module-path impl]
+                                            [--timeout SECONDS] [--jobs N] [--keep-tree] [--module-path impl]
 Goal (issue 17): the ci profile kills at least 90% of a random sample, the quick profile at least 75%.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import random
 import shutil
@@ -27,20 +40,38 @@ import sysconfig
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mutation_map  # noqa: E402  (bench/ is not a package)
+
+EQUIVALENTS = os.path.join(ROOT, "bench", "mutation_equivalents.json")
+MARK = "kverify-mutant:"          # the test command's output lines the report reads back
+PRISTINE = ".pristine"            # the unmutated impl/ inside the work copy
 
 
-def copy_tree(dst: str) -> None:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.decode().split("\0")
+def tracked_files() -> list:
+    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                         capture_output=True).stdout.decode().split("\0")
+    return sorted(rel for rel in out if rel and os.path.isfile(os.path.join(ROOT, rel)))
+
+
+def tree_hash(files: list) -> str:
+    h = hashlib.sha256()
+    for rel in files:
+        if rel.split("/")[0] in ("docs", "tests", "bench") or rel.endswith(".md"):
+            continue
+        with open(os.path.join(ROOT, rel), "rb") as fh:
+            h.update(rel.encode() + b"\0" + hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()[:16]
+
+
+def copy_tree(dst: str, files: list, module_path: str) -> None:
     if os.path.isdir(dst):
         shutil.rmtree(dst)
-    for rel in filter(None, files):
-        src = os.path.join(ROOT, rel)
-        if not os.path.isfile(src):
-            continue
+    for rel in files:
         out = os.path.join(dst, rel)
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        shutil.copy2(src, out)
+        shutil.copy2(os.path.join(ROOT, rel), out)
+    shutil.copytree(os.path.join(dst, module_path), os.path.join(dst, PRISTINE, module_path))
 
 
 def make_venv(work: str) -> str:
@@ -54,54 +85,118 @@ def make_venv(work: str) -> str:
     with open(os.path.join(site, "zz_kverify_deps.pth"), "w") as fh:
         fh.write(ours + "\n")
     subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e", work],
-                   check=True, cwd=work)
+                   check=True, cwd=work, capture_output=True)
     return venv
 
 
-def write_config(work: str, venv: str, profile: str, timeout: float, module_path: str, seed: int) -> str:
-    out = os.path.join(work, "verify-out")
-    kverify = os.path.join(venv, "bin", "kverify")
-    # a mutant survives when nothing FAILED (exit 0, or 3 = only inconclusive checks)
-    command = (f"bash -c '{kverify} verify --profile {profile} --seed {seed} --out {out} >/dev/null 2>&1; "
-               "rc=$?; [ $rc -eq 0 ] || [ $rc -eq 3 ]'")
-    cfg = os.path.join(work, "mutation.toml")
-    with open(cfg, "w") as fh:
-        fh.write("[cosmic-ray]\n"
-                 f'module-path = "{module_path}"\n'
-                 f"timeout = {timeout}\n"
-                 "excluded-modules = []\n"
-                 f'test-command = "{command.replace(chr(34), chr(92) + chr(34))}"\n\n'
-                 "[cosmic-ray.distributor]\n"
-                 'name = "local"\n')
-    return cfg
+# --- the test command cosmic-ray runs on each mutant --------------------------------------------------------
+def as_test_command(work: str) -> int:
+    """Find the mutated file (against the pristine copy), run the checks that execute the change, exit 1 if the
+    gate fails (killed), 0 otherwise (survived). Prints MARK lines the report reads back."""
+    with open(os.path.join(work, "mutation-state.json")) as fh:
+        state = json.load(fh)
+    cov = None
+    if state["map"]:
+        with open(state["map"]) as fh:
+            cov = json.load(fh)["checks"]
+    pristine = os.path.join(work, PRISTINE)
+    changed = []
+    for dirpath, _dirs, names in os.walk(os.path.join(pristine, state["module_path"])):
+        for name in names:
+            if name.endswith(".py"):
+                rel = os.path.relpath(os.path.join(dirpath, name), pristine)
+                with open(os.path.join(pristine, rel)) as a, open(os.path.join(work, rel)) as b:
+                    before, after = a.read(), b.read()
+                if before != after:
+                    changed.append((rel, before, after))
+    if len(changed) != 1:
+        print(f"{MARK} error: {len(changed)} mutated files")
+        return 2
+    rel, before, after = changed[0]
+    checks = state["all_checks"] if cov is None else mutation_map.checks_executing(
+        cov, rel, before, mutation_map.changed_lines(before, after))
+    if not checks:
+        print(f"{MARK} unreached (no check executes the mutated statement)")
+        return 0
+    kverify = os.path.join(work, ".venv", "bin", "kverify")
+    cmd = [kverify, "verify", "--profile", state["profile"], "--seed", str(state["seed"]), "--fail-fast",
+           "--out", os.path.join(work, "verify-out")] + [a for c in checks for a in ("--only", c + "$")]
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    failed = [ln.split()[1] for ln in proc.stdout.splitlines() if ln.startswith("  FAIL ") or (
+        state["strict"] and ln.startswith("  INCONCLUSIVE ") and "not run: --fail-fast" not in ln)]
+    print(f"{MARK} ran {len(checks)} checks: {' '.join(checks)}")
+    if proc.returncode == 1:
+        print(f"{MARK} killed-by {failed[0] if failed else '(exit 1: ' + proc.stderr.strip()[-200:] + ')'}")
+        return 1
+    if proc.returncode in (0, 3):
+        return 0
+    print(f"{MARK} error: kverify verify exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+    return 2
 
 
-def sample_work(session: str, n: int, seed: int) -> int:
-    """Keep a seeded random sample of `n` work items pending; mark the others skipped (cosmic-ray's API)."""
+# --- sampling and running -------------------------------------------------------------------------------------
+def load_equivalents() -> list:
+    with open(EQUIVALENTS, encoding="utf-8") as fh:
+        data = json.load(fh)
+    for e in data["equivalent"]:
+        missing = {"file", "operator", "line", "mutant", "reason"} - set(e)
+        if missing:
+            raise SystemExit(f"{EQUIVALENTS}: an entry lacks {sorted(missing)}: {e}")
+    return data["equivalent"]
+
+
+def describe(work: str, spec) -> dict:
+    """file, line, operator and the changed line before/after, computed with cosmic-ray's own mutator."""
+    import cosmic_ray.plugins
+    from cosmic_ray.mutating import mutate_code
+
+    path = os.path.join(work, PRISTINE, str(spec.module_path))
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    op = cosmic_ray.plugins.get_operator(spec.operator_name)(**(spec.operator_args or {}))
+    mutated = mutate_code(source, op, spec.occurrence) or source
+    lines = mutation_map.changed_lines(source, mutated)
+    a, b = source.splitlines(), mutated.splitlines()
+    first = lines[0] if lines else spec.start_pos[0]
+    after = b[first - 1].strip() if first - 1 < len(b) and len(a) == len(b) else "(lines removed or added)"
+    return {"file": str(spec.module_path), "lineno": first, "operator": spec.operator_name.split("/")[-1],
+            "occurrence": spec.occurrence, "line": a[first - 1].strip() if first - 1 < len(a) else "",
+            "mutant": after}
+
+
+def is_listed(d: dict, equivalents: list):
+    for e in equivalents:
+        if (e["file"], e["operator"], e["line"], e["mutant"]) == (d["file"], d["operator"], d["line"], d["mutant"]):
+            return e
+    return None
+
+
+def sample(session: str, n: int, seed: int) -> tuple:
+    """A seeded random sample of `n` of the session's work items, in a stable order (file, position, operator)."""
     from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
     with use_db(session, WorkDB.Mode.open) as db:
-        items = sorted(db.pending_work_items, key=lambda w: w.job_id)
-        keep = {w.job_id for w in random.Random(seed).sample(items, min(n, len(items)))}
-        db.set_multiple_results([w.job_id for w in items if w.job_id not in keep],
-                                WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
-        return len(items)
+        items = sorted(db.work_items, key=lambda w: (str(w.mutations[0].module_path), w.mutations[0].start_pos,
+                                                             w.mutations[0].operator_name, w.mutations[0].occurrence))
+    return random.Random(seed).sample(items, min(n, len(items))), len(items)
 
 
-def results(session: str) -> list:
-    from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import WorkerOutcome
+def classify(result) -> tuple:
+    """(column, detail) of a cosmic-ray WorkResult from our test command's output."""
+    from cosmic_ray.work_item import TestOutcome
 
-    out = []
-    with use_db(session, WorkDB.Mode.open) as db:
-        for item, result in db.completed_work_items:
-            if result.worker_outcome == WorkerOutcome.SKIPPED:
-                continue
-            m = item.mutations[0]
-            out.append((str(m.module_path), m.start_pos[0], m.operator_name, m.occurrence,
-                        result.test_outcome.value if result.test_outcome else result.worker_outcome.value))
-    return out
+    out = result.output or ""
+    marks = [ln[len(MARK):].strip() for ln in out.splitlines() if ln.startswith(MARK)]
+    if result.test_outcome == TestOutcome.KILLED and out == "timeout":
+        return "timeout", ""
+    if any(m.startswith("error") for m in marks) or result.test_outcome not in (TestOutcome.KILLED,
+                                                                                  TestOutcome.SURVIVED):
+        return "error", (marks or [out.strip()[-300:]])[-1]
+    if result.test_outcome == TestOutcome.KILLED:
+        return "killed", next((m[len("killed-by "):] for m in marks if m.startswith("killed-by ")), "?")
+    if any(m.startswith("unreached") for m in marks):
+        return "unreached", "no check executes the statement"
+    return "survived", next((m for m in marks if m.startswith("ran ")), "")
 
 
 def main(argv=None) -> int:
@@ -110,37 +205,129 @@ def main(argv=None) -> int:
     ap.add_argument("--sample", type=int, default=40, help="mutants in the random sample (default 40)")
     ap.add_argument("--seed", type=int, default=1729, help="sample seed and kverify seed (default 1729)")
     ap.add_argument("--workdir", default=os.path.join("/tmp", "kverify-mutation"))
-    ap.add_argument("--timeout", type=float, default=900.0, help="per-mutant timeout of cosmic-ray (seconds)")
+    ap.add_argument("--map-cache", default=os.path.join("/tmp", "kverify-mutation-maps"),
+                    help="folder keeping coverage maps between runs")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="per-mutant timeout (seconds; default 1800)")
+    ap.add_argument("--jobs", type=int, default=1, help="coverage runs at a time while building the map")
     ap.add_argument("--module-path", default="impl")
+    ap.add_argument("--keep-tree", action="store_true",
+                    help="reuse the copy (and its venv) an earlier run left in --workdir instead of copying again")
+    ap.add_argument("--no-map", action="store_true",
+                    help="no coverage map: every mutant runs every check of the profile (with --fail-fast)")
+    ap.add_argument("--mutants", nargs="+", metavar="FILE:LINE:OPERATOR:OCCURRENCE",
+                    help="run only these mutants of the seeded sample (as the report prints them), e.g. survivors")
+    ap.add_argument("--run-equivalents", action="store_true", help="run the mutants listed equivalent as well")
+    ap.add_argument("--as-test-command", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    work = os.path.abspath(args.workdir)
+    if args.as_test_command:
+        return as_test_command(work)
+    from cosmic_ray.mutating import mutate_and_test
+    from cosmic_ray.work_db import WorkDB, use_db
+
     print(f"bench/mutation.py: profile={args.profile} sample={args.sample} seed={args.seed} "
           f"load={os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
-    work = os.path.abspath(args.workdir)
-    copy_tree(work)
-    venv = make_venv(work)
-    cfg = write_config(work, venv, args.profile, args.timeout, args.module_path, args.seed)
-    session = os.path.join(work, "session.sqlite")
-    cr = [os.path.join(os.path.dirname(sys.executable), "cosmic-ray")]
-    subprocess.run(cr + ["init", cfg, session], check=True, cwd=work)
-    total = sample_work(session, args.sample, args.seed)
-    print(f"{total} mutants of {args.module_path}/; running a sample of {min(args.sample, total)}", flush=True)
+    equivalents = load_equivalents()
+    if args.keep_tree and os.path.exists(os.path.join(work, "tree-hash.txt")):
+        print(f"--keep-tree: mutating the copy already in {work}", flush=True)
+    else:
+        files = tracked_files()
+        copy_tree(work, files, args.module_path)
+        make_venv(work)
+        with open(os.path.join(work, "tree-hash.txt"), "w") as fh:
+            fh.write(tree_hash(files))
+    with open(os.path.join(work, "tree-hash.txt")) as fh:
+        digest = fh.read().strip()
+    py = os.path.join(work, ".venv", "bin", "python")
+    os.makedirs(args.map_cache, exist_ok=True)
+    map_path = os.path.join(args.map_cache, f"{args.profile}-{args.seed}-{digest}.json")
     started = time.monotonic()
-    base = subprocess.run(cr + ["baseline", cfg], cwd=work)
-    if base.returncode != 0:
-        print("baseline: the unmutated copy does not pass the gate; no kill rate can be measured")
-        return 1
-    subprocess.run(cr + ["exec", cfg, session], check=True, cwd=work)
-    rows = results(session)
-    killed = [r for r in rows if r[4] == "killed"]
-    survived = [r for r in rows if r[4] == "survived"]
-    other = [r for r in rows if r[4] not in ("killed", "survived")]
-    judged = len(killed) + len(survived)
-    rate = 100.0 * len(killed) / judged if judged else 0.0
-    print(f"profile {args.profile}: {len(killed)}/{judged} mutants killed = {rate:.1f}% "
-          f"({len(other)} incompetent/errored, not counted; {time.monotonic() - started:.0f} s)")
-    for path, line, op, occ, _ in sorted(survived):
-        print(f"  survived: {path}:{line} {op} #{occ}")
+    if args.no_map:
+        map_path = None
+        names = mutation_map.check_names(py, work, args.profile)
+    elif not os.path.exists(map_path):
+        print(f"building the coverage map (one run per check, the baseline): {map_path}", flush=True)
+        data = mutation_map.build(py, work, args.profile, args.seed, args.jobs,
+                                  log=lambda s: print(s, flush=True))
+        with open(map_path, "w") as fh:
+            json.dump(data, fh)
+    if map_path:
+        with open(map_path) as fh:
+            data = json.load(fh)
+        names = list(data["checks"])
+        failing = {c: v for c, v in data["verdicts"].items() if v == "FAIL" or v.startswith("no summary")}
+        if failing:
+            print(f"baseline: checks fail on the unmutated tree ({failing}); no kill rate can be measured")
+            return 1
+    else:
+        print("--no-map: no baseline run (the gate's own runs on this tree are the baseline)", flush=True)
+    strict = args.profile == "ci"
+    with open(os.path.join(work, "mutation-state.json"), "w") as fh:
+        json.dump({"map": map_path, "all_checks": names, "profile": args.profile, "seed": args.seed, "strict": strict,
+                   "module_path": args.module_path}, fh)
+    cfg = os.path.join(work, "mutation.toml")
+    with open(cfg, "w") as fh:
+        fh.write(f'[cosmic-ray]\nmodule-path = "{args.module_path}"\ntimeout = {args.timeout}\n'
+                 f'excluded-modules = []\ntest-command = "{sys.executable} {os.path.abspath(__file__)} '
+                 f'--as-test-command --workdir {work}"\n\n[cosmic-ray.distributor]\nname = "local"\n')
+    session = os.path.join(work, "session.sqlite")
+    cr = os.path.join(os.path.dirname(sys.executable), "cosmic-ray")
+    if not (args.keep_tree and os.path.exists(session)):      # the mutants of an unchanged impl/ are the same
+        subprocess.run([cr, "init", cfg, session], check=True, cwd=work)
+    chosen, total = sample(session, args.sample, args.seed)
+    print(f"{total} mutants of {args.module_path}/; a sample of {len(chosen)} (seed {args.seed})", flush=True)
+    if args.mutants:
+        keys = {tuple(m.rsplit(":", 3)) for m in args.mutants}
+        chosen = [w for w in chosen if (lambda d: (d["file"], str(d["lineno"]), d["operator"], str(d["occurrence"]))
+                                        in keys)(describe(work, w.mutations[0]))]
+        print(f"--mutants: {len(chosen)} of them", flush=True)
+    with open(cfg) as fh:
+        command = fh.read().split('test-command = "')[1].split('"')[0]
+    rows = []
+    os.chdir(work)
+    for i, item in enumerate(chosen, 1):
+        spec = item.mutations[0]
+        d = describe(work, spec)
+        listed = is_listed(d, equivalents)
+        t0 = time.monotonic()
+        if listed and not args.run_equivalents:
+            col, detail = "equivalent", listed["reason"]
+        else:
+            result = mutate_and_test(item.mutations, command, args.timeout)
+            with use_db(session, WorkDB.Mode.open) as db:
+                db.set_result(item.job_id, result)
+            col, detail = classify(result)
+            if listed:
+                col, detail = ("equivalent", listed["reason"]) if col in ("survived", "unreached") else (
+                    "wrongly-listed", f"listed equivalent but {col}: {detail}")
+        d.update(column=col, detail=detail)
+        rows.append(d)
+        print(f"  [{i:>3}/{len(chosen)}] {col:<10} {d['file']}:{d['lineno']}:{d['operator']}:{d['occurrence']}  "
+              f"{detail}  ({time.monotonic() - t0:.0f} s)", flush=True)
+    report(rows, args, time.monotonic() - started)
     return 0
+
+
+def report(rows: list, args, seconds: float) -> None:
+    by = {c: [r for r in rows if r["column"] == c] for c in
+          ("killed", "timeout", "survived", "unreached", "equivalent", "wrongly-listed", "error")}
+    judged = len(by["killed"]) + len(by["timeout"]) + len(by["survived"]) + len(by["unreached"]) + len(
+        by["wrongly-listed"])
+    dead = len(by["killed"]) + len(by["timeout"]) + len(by["wrongly-listed"])
+    rate = 100.0 * dead / judged if judged else 0.0
+    print(f"profile {args.profile}, sample {len(rows)} (seed {args.seed}): killed {len(by['killed'])}, "
+          f"timeout {len(by['timeout'])}, survived {len(by['survived'])}, unreached {len(by['unreached'])}, "
+          f"equivalent {len(by['equivalent'])}, error {len(by['error'])}"
+          + (f", wrongly listed equivalent {len(by['wrongly-listed'])}" if by["wrongly-listed"] else ""))
+    print(f"kill rate {dead}/{judged} = {rate:.1f}% (killed + timeout over all but equivalent and error; "
+          f"{seconds:.0f} s)")
+    for col in ("survived", "unreached", "wrongly-listed", "error"):
+        for r in by[col]:
+            print(f"  {col}: {r['file']}:{r['lineno']}:{r['operator']}:{r['occurrence']}  "
+                  f"`{r['line']}` -> `{r['mutant']}`  {r['detail']}")
+    for r in by["equivalent"]:
+        print(f"  equivalent: {r['file']}:{r['lineno']} {r['operator']}: `{r['line']}` -> `{r['mutant']}`: "
+              f"{r['detail']}")
 
 
 if __name__ == "__main__":

@@ -40,21 +40,25 @@ def start_broker(partitions: int, seed: int, checks: bool = True):
     return p, host, int(port)
 
 
-def cpu_seconds(pid) -> float:
-    """User + system CPU seconds a process has used so far (Linux /proc), or NaN elsewhere."""
+def cpu_seconds(pid, part: str = "both") -> float:
+    """User + system ("both"), "user" or "system" CPU seconds a process has used so far (Linux /proc), or
+    NaN elsewhere."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        user, system = int(fields[11]), int(fields[12])
+        ticks = {"both": user + system, "user": user, "system": system}[part]
+        return ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return float("nan")
 
 
-def _cpu_line(name, n, secs, broker_cpu, gen_cpu) -> str:
+def _cpu_line(name, n, secs, broker_cpu, gen_cpu, broker_sys=float("nan")) -> str:
     per = broker_cpu / n * 1e6 if n else float("nan")
     return (f"{name}: {n} round trips in {secs:.2f}s over the connections = {n / secs:,.0f} requests/s; broker CPU "
-            f"{broker_cpu:.2f}s = {per:.0f} us/request = {n / broker_cpu if broker_cpu else float('nan'):,.0f} "
-            f"requests per broker CPU-second; load generator CPU {gen_cpu:.2f}s")
+            f"{broker_cpu:.2f}s (system {broker_sys:.2f}s) = {per:.0f} us/request = "
+            f"{n / broker_cpu if broker_cpu else float('nan'):,.0f} requests per broker CPU-second; "
+            f"load generator CPU {gen_cpu:.2f}s")
 
 
 def _frame(msg, corr: int, client_id: str) -> bytes:
@@ -204,20 +208,20 @@ def main(argv=None) -> int:
         hb = [_frame(message(HeartbeatRequest, 4, group_id=m.group, generation_id=m.generation,
                              member_id=m.member_id), 1, m.c.client_id) for m in members]
         pid = proc.pid if proc is not None else None
-        c0, g0 = cpu_seconds(pid), time.process_time()
+        c0, s0, g0 = cpu_seconds(pid), cpu_seconds(pid, "system"), time.process_time()
         n, secs = closed_loop([m.c for m in members], hb, a.seconds)
         print(_cpu_line(f"heartbeat ({a.connections} connections)", n, secs, cpu_seconds(pid) - c0,
-                        time.process_time() - g0))
+                        time.process_time() - g0, cpu_seconds(pid, "system") - s0))
         cm = [_frame(message(OffsetCommitRequest, 8, group_id=m.group, generation_id_or_member_epoch=m.generation,
                              member_id=m.member_id,
                              topics=[{"name": "t0", "partitions": [{"partition_index": 0,
                                                                      "committed_offset": rnd.randrange(1 << 20),
                                                                      "committed_metadata": ""}]}]), 1, m.c.client_id)
               for m in members]
-        c0, g0 = cpu_seconds(pid), time.process_time()
+        c0, s0, g0 = cpu_seconds(pid), cpu_seconds(pid, "system"), time.process_time()
         n2, secs2 = closed_loop([m.c for m in members], cm, a.seconds)
         print(_cpu_line(f"commit ({a.connections} connections)", n2, secs2, cpu_seconds(pid) - c0,
-                        time.process_time() - g0))
+                        time.process_time() - g0, cpu_seconds(pid, "system") - s0))
         ok = members[0].commit({("t0", 0): 5})
         assert ok == {("t0", 0): "NONE"}, ok
         for m in members:

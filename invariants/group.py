@@ -108,6 +108,26 @@ class GroupView(NamedTuple):
 _bits = bits   # set bits of a bitmask (invariants/core.py)
 
 
+def with_step_events(v: GroupView, accepted: tuple, passed: tuple) -> GroupView:
+    """`v` with the commits acknowledged and the states passed in the step that led to it (what
+    `v._replace(accepted=..., passed=...)` gives, without its cost: models build a step view per transition)."""
+    return tuple.__new__(GroupView, (v.epoch, v.state, v.generation, v.leader, v.members, v.assignment, v.offsets,
+                                     v.clients, v.delivered, accepted, passed, v.handovers, v.abandoned))
+
+
+def _path(prev: GroupView, nxt: GroupView) -> tuple:
+    """The group states of a step, in order: before, the ones passed inside it, after."""
+    return (prev.state,) + nxt.passed + (nxt.state,)
+
+
+def _hops(prev: GroupView, nxt: GroupView):
+    """The (from, to) pairs of the step's path; none for a step that stays in its state."""
+    if not nxt.passed:
+        return ((prev.state, nxt.state),) if nxt.state != prev.state else ()
+    path = _path(prev, nxt)
+    return zip(path, path[1:])
+
+
 def _fmt_parts(mask: int) -> str:
     return "{" + ",".join(f"p{i}" for i in _bits(mask)) + "}"
 
@@ -182,6 +202,8 @@ def check_committed_offset_safety(prev: GroupView, nxt: GroupView) -> Optional[s
         if ev.partitions & ~mine:
             return (f"commit from m{ev.member} for {_fmt_parts(ev.partitions & ~mine)} accepted, which generation "
                     f"{prev.generation} does not assign to it")
+    if nxt.offsets is prev.offsets:
+        return None
     for p, (a, b) in enumerate(zip(prev.offsets, nxt.offsets)):
         if b < a and not (reset >> p) & 1:
             how = "a coordinator reload" if nxt.epoch != prev.epoch else "a step without an explicit reset"
@@ -208,22 +230,25 @@ def check_generation_monotonicity(prev: GroupView, nxt: GroupView) -> Optional[s
     going down; one generation delivered with two different assignments.
     """
     if nxt.epoch == prev.epoch:
-        path = (prev.state,) + nxt.passed + (nxt.state,)
-        completions = sum(1 for a, b in zip(path, path[1:]) if a == PREPARING and b in (COMPLETING, EMPTY))
+        completions = 0
+        for a, b in _hops(prev, nxt):
+            if a == PREPARING and (b == COMPLETING or b == EMPTY):
+                completions += 1
         if nxt.generation != prev.generation + completions:
             if completions:
                 return (f"join completed with generation {prev.generation} -> {nxt.generation} "
                         "(must grow by exactly one)")
             return (f"generation changed {prev.generation} -> {nxt.generation} without a completed join "
-                    f"({' -> '.join(STATE_NAMES[x] for x in path)})")
+                    f"({' -> '.join(STATE_NAMES[x] for x in _path(prev, nxt))})")
     else:
         top = max((g for g, _ in prev.delivered), default=-1)
         if nxt.generation < top:
             return (f"reload brought the group back to generation {nxt.generation} although generation {top}'s "
                     "assignment was already delivered")
-    for slot, (a, b) in enumerate(zip(prev.clients, nxt.clients)):
-        if a.alive and b.alive and a.acted >= 0 and b.acted < a.acted:
-            return f"m{slot} went from acting under generation {a.acted} back to {b.acted}"
+    if nxt.clients is not prev.clients:
+        for slot, (a, b) in enumerate(zip(prev.clients, nxt.clients)):
+            if a.alive and b.alive and a.acted >= 0 and b.acted < a.acted:
+                return f"m{slot} went from acting under generation {a.acted} back to {b.acted}"
     if nxt.delivered is prev.delivered or nxt.delivered == prev.delivered:
         return None
     by_gen = {}
@@ -253,8 +278,7 @@ def check_valid_transition(prev: GroupView, nxt: GroupView) -> Optional[str]:
         if nxt.state not in LOADED_STATES:
             return f"group reloaded into {STATE_NAMES[nxt.state]} (only Empty or Stable)"
         return None
-    path = (prev.state,) + nxt.passed + (nxt.state,)
-    for a, b in zip(path, path[1:]):
+    for a, b in _hops(prev, nxt):
         if a != b and a not in VALID_PREVIOUS[b]:
             return f"illegal transition {STATE_NAMES[a]} -> {STATE_NAMES[b]}"
     return None

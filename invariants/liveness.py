@@ -8,8 +8,9 @@ property's own `excluded` actions (the failed node's return: the property must h
 
 Each property is written once, over a small view of the state, and every engine reads the same
 object: the explorer checks it on the whole state graph (model/search/liveness.py: a reachable
-state from which no fair path discharges it is a counterexample, rendered as a lasso), random walks
-as a bounded response (discharged within N fair steps after the last perturbation).
+state from which no fair path discharges it is a counterexample, rendered as a lasso), walks and
+Spark as a bounded response (model/response.py: from every step where an obligation starts, a fair
+tail must discharge it within N fair steps).
 
 `pending(state)` returns None when the obligation is discharged (the premise is false or the goal
 holds) and otherwise one line naming what is still awaited.

@@ -286,26 +286,42 @@ class ReassignView(NamedTuple):
     reassignment: Optional[tuple]   # (original replicas, target replicas) while one is in progress
 
 
-def check_reassignment_keeps_old_replicas(v: ReassignView) -> Optional[str]:
-    """I-REASSIGN (replication.md fact 55, R1). Allows: any replica set once no reassignment is in
-    progress, and dropping the original replicas once every target replica is in the ISR. Forbids:
-    an original replica leaving the replica set while some target replica is not yet in sync (the
-    only in-sync copies could then be deleted)."""
-    if v.reassignment is None:
+def check_reassignment_keeps_old_replicas(prev: ReassignView, action, nxt: ReassignView) -> Optional[str]:
+    """I-REASSIGN (replication.md fact 55, R1), a STEP property: the step that takes an original replica
+    out of the replica set of a partition under reassignment is taken only while every target replica
+    is in the ISR (the ISR before that step). Allows: any step of a partition with no reassignment in
+    progress; the ISR shrinking (a target replica failing) AFTER the original replicas were dropped.
+    Forbids: an original replica leaving the replica set while some target replica is not yet in sync
+    (the only in-sync copies could then be deleted).
+
+    Why a step and not a state: Kafka judges completion once, on the ISR of the moment, and the ISR
+    may shrink afterwards while the old record of the reassignment is still around. ZK controller
+    (apache/kafka@1eb7644, core/src/main/scala/kafka/controller/KafkaController.scala):
+    onPartitionReassignment (l.778) completes only if isReassignmentComplete (l.787, l.1038:
+    TRS subsetOf the ISR read from ZK), then writes RS=TRS (B6, l.805) and only later removes the
+    partition from /admin/reassign_partitions (B7, l.807), a second ZK write; an ISR shrink landing
+    between the two (a controller failover between them, or a leader writing its ISR to ZK itself
+    before AlterIsr) leaves RS=TRS, the reassignment still recorded, and an ISR without every target
+    replica: nothing was dropped early. KRaft (metadata/.../PartitionReassignmentReplicas.java
+    maybeCompleteReassignment, l.97-129; PartitionChangeBuilder.completeReassignmentIfNeeded) checks
+    ISR-minus-removing contains every target replica on the ISR of the very change that completes.
+    The former state form (`target <= ISR now` or no original replica missing) flagged the correct
+    cluster: docs/FINDINGS.md, "I-REASSIGN judged the ISR after completion"."""
+    if prev.reassignment is None:
         return None
-    original, target = v.reassignment
-    if set(target) <= set(v.isr):
+    original, target = prev.reassignment
+    dropped = [r for r in original if r in prev.replicas and r not in nxt.replicas]
+    if not dropped:
         return None
-    missing = sorted(set(original) - set(v.replicas))
-    if missing:
-        waiting = sorted(set(target) - set(v.isr))
-        return (f"replicas {missing} of the original set {list(original)} were dropped while target replicas "
-                f"{waiting} are not in the ISR {list(v.isr)}")
+    waiting = sorted(set(target) - set(prev.isr))
+    if waiting:
+        return (f"replicas {sorted(dropped)} of the original set {list(original)} were dropped while target "
+                f"replicas {waiting} were not in the ISR {list(prev.isr)}")
     return None
 
 
 I_REASSIGN = Invariant("i-reassign", "during a reassignment no original replica is dropped before every target "
-                       "replica is in the ISR", check_reassignment_keeps_old_replicas,
+                       "replica is in the ISR", check_reassignment_keeps_old_replicas, kind="step",
                        broken_by=("reassignment-drops-old-replicas-early",))
 
 ELR_USED = Sometimes("elr-used", "some replica is an eligible leader replica (ISR below MinISR)",

@@ -53,12 +53,13 @@ class Action:
 class ActionTable:
     """A protocol's actions, in the order `actions()` yields them."""
 
-    __slots__ = ("actions", "by_name", "faults", "_fast", "_fast_for")
+    __slots__ = ("actions", "by_name", "updates", "faults", "_fast", "_fast_for")
 
     def __init__(self, actions: Sequence[Action]):
         self._fast, self._fast_for = None, None
         self.actions = tuple(actions)
         self.by_name = {a.name: a for a in self.actions}
+        self.updates = {a.name: a.update for a in self.actions}     # step's dispatch, one lookup
         if len(self.by_name) != len(self.actions):
             dup = sorted({a.name for a in self.actions if [b.name for b in self.actions].count(a.name) > 1})
             raise ValueError(f"action names declared twice: {', '.join(dup)}")
@@ -88,7 +89,7 @@ class ActionTable:
         return out
 
     def step(self, proto, state, action: tuple):
-        return self.by_name[action[0]].update(proto, state, *action[1:])
+        return self.updates[action[0]](proto, state, *action[1:])
 
     def is_fault(self, action: tuple) -> bool:
         return action[0] in self.faults

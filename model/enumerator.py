@@ -4,20 +4,33 @@ Why it exists: `ActionTable.enabled` calls one guard per action and candidate ar
 calls per state of the group model), which made `actions()` ~8x slower than the hand-written loop
 it replaced and the explorer ~20% slower. The rules stay written once, as named guards; this module
 reads each guard's source and, when it is a plain sequence of assignments to local names followed by
-one `return EXPR` (no other statements, no closure), writes one function that enumerates the actions
-in table order with the guard's statements inlined (its locals renamed apart). A guard of any other
-shape is called as before. Same results in the same order (tests/test_search_enumerator.py checks
-every registered model's table against the plain enumeration on reachable states).
+one `return EXPR` (no other statements, no closure, its parameters never reassigned), writes one
+function that enumerates the actions in table order with the guard's statements inlined (its locals
+renamed apart). A guard of any other shape is called as before. In the compiled function
+
+- each distinct domain function is called once per state (its result shared by the actions that
+  name it),
+- an attribute chain read more than once from the model or the state (`s.budget.events`,
+  `m.max_gen`) is read once, before the first action; should reading one raise (a chain a guard only
+  reads behind a test, `s.prev.record`), that state is enumerated by the same function without this
+  hoisting, so every exception is the one the guards raise,
+- `bool(x)` is dropped where only the truth of the test is used.
+
+Same results in the same order (tests/test_search_enumerator.py checks every registered model's table
+against the plain enumeration on reachable states).
 """
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import textwrap
 import types
 from typing import Callable, Optional
 
 _P, _S, _APP = "_kv_proto", "_kv_state", "_kv_append"
+_UNSAFE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Global,
+           ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)
 
 
 def _inlinable(guard) -> Optional[tuple]:
@@ -34,14 +47,14 @@ def _inlinable(guard) -> Optional[tuple]:
     body = [b for b in fn.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
     if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
         return None
+    params = [a.arg for a in fn.args.args]
     for st in body[:-1]:
-        if not (isinstance(st, ast.Assign) and all(isinstance(t, ast.Name) for t in st.targets)):
-            return None
-    for node in ast.walk(fn):
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-                             ast.NamedExpr, ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)):
-            return None          # scoping the inliner does not handle: keep the call
-    return [a.arg for a in fn.args.args], body[:-1], body[-1].value
+        if not (isinstance(st, ast.Assign) and all(isinstance(t, ast.Name) and t.id not in params
+                                                   for t in st.targets)):
+            return None          # a parameter reassigned would change the next actions' state
+    if any(isinstance(node, _UNSAFE) for node in ast.walk(fn)):
+        return None              # scoping the inliner does not handle: keep the call
+    return params, body[:-1], body[-1].value
 
 
 class _Rename(ast.NodeTransformer):
@@ -53,29 +66,68 @@ class _Rename(ast.NodeTransformer):
         return ast.copy_location(ast.Name(new, node.ctx), node) if new else node
 
 
-def compile_enabled(actions) -> Optional[Callable]:
-    """`enabled(proto, state) -> [(name, *args)]` for `actions` (a sequence of model/actions.py
-    `Action`) with the inlinable guards inlined; None when no guard can be inlined or the guards do
-    not share one module (their globals)."""
-    shapes = [_inlinable(a.guard) for a in actions]
-    if not any(shapes):
-        return None
-    module_globals = {id(a.guard.__globals__): a.guard.__globals__ for a, sh in zip(actions, shapes) if sh}
-    if len(module_globals) != 1:
-        return None
-    glob = next(iter(module_globals.values()))
-    stmts: list = [ast.parse(f"{_APP} = _kv_out.append").body[0]]
+def _truth(node, glob: dict):
+    """`node` in a test position with `bool(x)` replaced by `x` (the builtin only)."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool"
+            and "bool" not in glob and len(node.args) == 1 and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)):
+        return _truth(node.args[0], glob)
+    if isinstance(node, ast.BoolOp):
+        node.values = [_truth(v, glob) for v in node.values]
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node.operand = _truth(node.operand, glob)
+    return node
+
+
+def _chain(node) -> Optional[tuple]:
+    """('_kv_proto' | '_kv_state', attr, ...) for a read of an attribute chain of the model or state."""
+    parts = []
+    while isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        parts.append(node.attr)
+        node = node.value
+    if parts and isinstance(node, ast.Name) and node.id in (_P, _S):
+        return (node.id, *reversed(parts))
+    return None
+
+
+class _Hoisted(ast.NodeTransformer):
+    def __init__(self, names: dict):
+        self.names = names
+
+    def visit_Attribute(self, node: ast.Attribute):
+        name = self.names.get(_chain(node))
+        if name is not None:
+            return ast.copy_location(ast.Name(name, ast.Load()), node)
+        return self.generic_visit(node)
+
+
+def _loops(actions, shapes, glob: dict) -> tuple:
+    """(domain statements, one loop per action, default values) of the compiled function."""
     defaults: dict = {}
+    domain_of: dict = {}          # id(domain function) -> local holding its arguments
+    uses: dict = {}
+    for a in actions:
+        uses[id(a.domain)] = uses.get(id(a.domain), 0) + 1
+    head: list = []
+    loops: list = []
     for i, (a, shape) in enumerate(zip(actions, shapes)):
-        dom, name = f"_kv_dom{i}", f"_kv_name{i}"
-        defaults[dom], defaults[name] = a.domain, a.name
+        dom = domain_of.get(id(a.domain))
+        if dom is None:
+            dom = domain_of[id(a.domain)] = f"_kv_dom{len(domain_of)}"
+            defaults[f"{dom}_fn"] = a.domain
+            head.append(ast.parse(f"{dom} = {dom}_fn({_P}, {_S})").body[0])
+            if uses[id(a.domain)] > 1:     # iterated more than once: a generator would be spent
+                defaults["_kv_tuple"], defaults["_kv_list"] = tuple, list
+                head.append(ast.parse(f"if {dom}.__class__ is not _kv_tuple and {dom}.__class__ is not _kv_list:\n"
+                                      f"    {dom} = _kv_tuple({dom})").body[0])
+        name = f"_kv_name{i}"
+        defaults[name] = a.name
         args = f"_kv_args{i}"
         if shape is None:
             defaults[f"_kv_guard{i}"] = a.guard
-            loop = ast.parse(f"for {args} in {dom}({_P}, {_S}):\n"
-                             f"    if _kv_guard{i}({_P}, {_S}, *{args}):\n"
-                             f"        {_APP}(({name}, *{args}))").body[0]
-            stmts.append(loop)
+            loops.append(ast.parse(f"for {args} in {dom}:\n"
+                                   f"    if _kv_guard{i}({_P}, {_S}, *{args}):\n"
+                                   f"        {_APP}(({name}, *{args}))").body[0])
             continue
         params, body, expr = shape
         if len(params) < 2:
@@ -92,18 +144,65 @@ def compile_enabled(actions) -> Optional[Callable]:
             record = f"({name}, " + ", ".join(mapping[p] for p in extra) + ")"
         else:
             target, record = "_kv_unused", f"({name},)"
-        loop = ast.parse(f"for {target} in {dom}({_P}, {_S}):\n    pass").body[0]
+        loop = ast.parse(f"for {target} in {dom}:\n    pass").body[0]
         inner = [_Rename(mapping).visit(ast.parse(ast.unparse(st)).body[0]) for st in body]
-        test = _Rename(mapping).visit(ast.parse(ast.unparse(expr), mode="eval").body)
+        test = _truth(_Rename(mapping).visit(ast.parse(ast.unparse(expr), mode="eval").body), glob)
         inner.append(ast.If(test=test, body=[ast.parse(f"{_APP}({record})").body[0]], orelse=[]))
         loop.body = inner
-        stmts.append(loop)
-    stmts.append(ast.parse("return _kv_out").body[0])
+        loops.append(loop)
+    return head, loops, defaults
+
+
+def _hoist(loops: list) -> tuple:
+    """(assignments, loops) with every attribute chain read twice or more read once into a local."""
+    counts: dict = {}
+    for loop in loops:
+        for node in ast.walk(loop):
+            ch = _chain(node) if isinstance(node, ast.Attribute) else None
+            if ch is not None:
+                counts[ch] = counts.get(ch, 0) + 1
+    chains = sorted((ch for ch, k in counts.items() if k > 1), key=lambda ch: (len(ch), ch))
+    names = {ch: f"_kv_h{k}" for k, ch in enumerate(chains)}
+    assigns = []
+    for ch in chains:
+        expr = ast.parse(".".join(ch), mode="eval").body
+        expr.value = _Hoisted(names).visit(expr.value)
+        assigns.append(ast.Assign(targets=[ast.Name(names[ch], ast.Store())], value=expr))
+    return assigns, [_Hoisted(names).visit(loop) for loop in loops]
+
+
+def _function(body: list, defaults: dict, glob: dict, label: str):
     arg_names = list(defaults)
     src_args = ", ".join([_P, _S] + [f"{k}=None" for k in arg_names])
-    fn = ast.parse(f"def _kv_enabled({src_args}):\n    _kv_out = []").body[0]
-    fn.body.extend(stmts)
+    fn = ast.parse(f"def _kv_enabled({src_args}):\n    _kv_out = []\n    {_APP} = _kv_out.append").body[0]
+    fn.body.extend(body)
+    fn.body.append(ast.parse("return _kv_out").body[0])
     module = ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
-    code = compile(module, "<compiled ActionTable.enabled>", "exec")
+    code = compile(module, f"<compiled ActionTable.enabled{label}>", "exec")
     fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     return types.FunctionType(fcode, glob, "enabled", tuple(defaults[k] for k in arg_names))
+
+
+def compile_enabled(actions) -> Optional[Callable]:
+    """`enabled(proto, state) -> [(name, *args)]` for `actions` (a sequence of model/actions.py
+    `Action`) with the inlinable guards inlined; None when no guard can be inlined or the guards do
+    not share one module (their globals)."""
+    shapes = [_inlinable(a.guard) for a in actions]
+    if not any(shapes):
+        return None
+    module_globals = {id(a.guard.__globals__): a.guard.__globals__ for a, sh in zip(actions, shapes) if sh}
+    if len(module_globals) != 1:
+        return None
+    glob = next(iter(module_globals.values()))
+    built = _loops(actions, shapes, glob)
+    if built is None:
+        return None
+    head, loops, defaults = built
+    plain = _function(head + loops, defaults, glob, "")
+    assigns, hoisted_loops = _hoist(loops)
+    if not assigns:
+        return plain
+    guard = ast.Try(body=assigns, handlers=[ast.ExceptHandler(
+        type=ast.Name("Exception", ast.Load()), name=None,
+        body=ast.parse(f"return _kv_unhoisted({_P}, {_S})").body)], orelse=[], finalbody=[])
+    return _function(head + [guard] + hoisted_loops, {**defaults, "_kv_unhoisted": plain}, glob, " (hoisted)")

@@ -169,13 +169,8 @@ class Explorer:
                             sometimes=sometimes.reached, states_per_depth=depths.per_depth, deadlocks=deadlock.count)
         if graph is not None:
             rep = GraphReport()
-            if graph.dropped:
-                rep.note = f"state graph not built: more than {self.graph_limit} states"
-            elif not run.complete:
-                rep.note = "state graph not analysed: the run stopped before it was complete"
-            elif any(name != DEADLOCK for name in run.found):
-                rep.note = "state graph not analysed: violating states were not expanded"
-            else:
+            rep.note = graph_note(graph.dropped, self.graph_limit, run.complete, run.found)
+            if not rep.note:
                 self.analysed = True
                 self._analyse(rep, graph, run)
             res.graph = rep
@@ -195,8 +190,7 @@ class Explorer:
         rep.analysed = True
         if bad:
             first = min(bad)   # BFS order: smallest index = shortest trace
-            run.note(first, None, Violation(RECOVERABLE, f"{len(bad)} reachable states cannot reach a quiescent good "
-                                            "state once faults stop (first one at the end of this trace)", 0))
+            run.note(first, None, recoverable_violation(len(bad), 0))
 
     # --- traces and the graph, after `run` ---------------------------------------------------------
     @property
@@ -232,6 +226,23 @@ class Explorer:
                 fh.write(f"  s{s} -> s{d} [label=\"{lab}\"{style}];\n")
             fh.write("}\n")
         return n
+
+
+def graph_note(dropped: bool, limit: int, complete: bool, found) -> str:
+    """Why the state graph is not analysed ("" when it is); `found`: the names of the findings.
+    Every engine decides it here (model/search/parallel.py too)."""
+    if dropped:
+        return f"state graph not built: more than {limit} states"
+    if not complete:
+        return "state graph not analysed: the run stopped before it was complete"
+    if any(name != DEADLOCK for name in found):
+        return "state graph not analysed: violating states were not expanded"
+    return ""
+
+
+def recoverable_violation(unrecoverable: int, steps: int) -> Violation:
+    return Violation(RECOVERABLE, f"{unrecoverable} reachable states cannot reach a quiescent good state once "
+                     "faults stop (first one at the end of this trace)", steps)
 
 
 def _dot_id(name: str) -> str:

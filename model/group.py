@@ -68,7 +68,8 @@ from typing import NamedTuple, Optional
 
 from kverify.invariants.core import Sometimes
 from kverify.invariants.group import (COMPLETING, EMPTY, PREPARING, STABLE, STATE_NAMES, ClientView,
-                                      CommitEvent, GroupView, group_invariants, group_sometimes, stable_with_all)
+                                      CommitEvent, GroupView, group_invariants, group_sometimes, stable_with_all,
+                                      with_step_events)
 from kverify.model.actions import NO_ARGS, Action, ActionTable
 from kverify.model.protocol import Protocol
 from kverify.model.spec import ModelSpec, Param
@@ -95,6 +96,7 @@ PREP_INITIAL = 5
 NO_LEADER = -1
 NO_COMMIT = ()            # a client's `inflight` when no OffsetCommit is on its way
 NO_ASSIGNMENT = None      # a coordinator's / record's `assignment` when none is stored
+NO_EVENTS = ()            # a view's step events (accepted commits, states passed, ...) when there are none
 
 SUPPORTS = frozenset({"stale-generation-commit", "no-generation-bump", "leader-not-reelected",
                       "kafka-12890-no-sync-barrier", "unclean-election"})
@@ -180,6 +182,7 @@ class GroupState(NamedTuple):
 # names of a state's top-level fields: the TLA+ variables of specs/GroupMembership.tla (modelVars)
 STATE_FIELDS = GroupState._fields
 DOWN_CLIENT = Client(DOWN, -1, 0, RUN, -1, NO_COMMIT)
+FRESH_CLIENT = Client(IDLE, -1, 0, RUN, -1, NO_COMMIT)     # a process that just started
 
 
 def make(params: dict, behaviours: frozenset) -> "GroupModel":
@@ -191,6 +194,8 @@ def _lowest(mask: int) -> int:
     return (mask & -mask).bit_length() - 1 if mask else NO_LEADER
 
 
+# Hot updates build named tuples with `_new(Cls, (field, ...))`: every field, in declaration order,
+# without the class call's Python-level `__new__` (three times cheaper; an exploration builds millions).
 _new = tuple.__new__
 _KEEP = object()
 
@@ -205,16 +210,36 @@ def _evolve(s: GroupState, coord=None, clients=None, offsets=None, persisted=Non
 
 
 def _set(t: tuple, i: int, value) -> tuple:
-    return t[:i] + (value,) + t[i + 1:]
+    """`t` with item i replaced."""
+    out = list(t)
+    out[i] = value
+    return tuple(out)
 
 
 def _with(c: Client, status: int, owned: int = 0) -> Client:
     """The client with a new status (and owned partitions), everything else kept."""
-    return Client(status, c.generation, owned, c.flag, c.acted, c.inflight)
+    return _new(Client, (status, c.generation, owned, c.flag, c.acted, c.inflight))
 
 
 def _flagged(c: Client, flag: int) -> Client:
-    return Client(c.status, c.generation, c.owned, flag, c.acted, c.inflight)
+    return _new(Client, (c.status, c.generation, c.owned, flag, c.acted, c.inflight))
+
+
+def _answered(c: Client) -> Client:
+    """The client once the answer to its commit in flight arrived (nothing on its way any more)."""
+    return _new(Client, (c.status, c.generation, c.owned, c.flag, c.acted, NO_COMMIT))
+
+
+def _spend_event(b: Budget) -> Budget:
+    return _new(Budget, (b.events - 1, b.faults, b.commits, b.commit_generation))
+
+
+def _spend_fault(b: Budget) -> Budget:
+    return _new(Budget, (b.events, b.faults - 1, b.commits, b.commit_generation))
+
+
+def _spend_commit(b: Budget) -> Budget:
+    return _new(Budget, (b.events, b.faults, b.commits - 1, b.commit_generation))
 
 
 def _bits_of(mask: int):
@@ -229,17 +254,16 @@ def _bits_of(mask: int):
 # --- the actions: one guard and one update each, named as specs/GroupMembership.tla names them ---
 # Guards and updates take the model `g` (bounds and behaviours) and the state `s`. "env ok" in a guard
 # (`s.coord.generation < g.max_gen`) is the bound: no new environment events or faults from then on.
+# A guard is one expression over the state (model/enumerator.py inlines it into the table's enumeration).
 def start_guard(g, s, m):
     """A process starts in a free slot."""
-    return (s.clients[m].status == DOWN and s.budget.events > 0 and s.coord.generation < g.max_gen
+    return (s.budget.events > 0 and s.coord.generation < g.max_gen and s.clients[m].status == DOWN
             and not s.coord.members >> m & 1)
 
 
 def start(g, s, m):
-    b = s.budget
-    s = _evolve(s, clients=_set(s.clients, m, Client(IDLE, -1, 0, RUN, -1, NO_COMMIT)),
-                   budget=Budget(b.events - 1, b.faults, b.commits, b.commit_generation))
-    return g.handle_join(s, m)
+    return g.handle_join(_new(GroupState, (s.coord, _set(s.clients, m, FRESH_CLIENT), s.offsets, s.persisted,
+                                           _spend_event(s.budget), s.delivered, s.prev)), m)
 
 
 def join_guard(g, s, m):
@@ -279,9 +303,9 @@ def commit(g, s, m):
     """OffsetCommit (or TxnOffsetCommit through a transactional producer holding the consumer's
     group metadata) sent under the client's generation; `commit_arrives` is when it is handled."""
     c = s.clients[m]
-    b = s.budget
-    c = Client(c.status, c.generation, c.owned, c.flag, c.acted, InFlight(c.generation, c.owned))
-    return _evolve(s, clients=_set(s.clients, m, c), budget=Budget(b.events, b.faults, b.commits - 1, b.commit_generation))
+    sending = _new(Client, (c.status, c.generation, c.owned, c.flag, c.acted, _new(InFlight, (c.generation, c.owned))))
+    return _new(GroupState, (s.coord, _set(s.clients, m, sending), s.offsets, s.persisted, _spend_commit(s.budget),
+                             s.delivered, s.prev))
 
 
 def commit_arrives_guard(g, s, m):
@@ -296,16 +320,16 @@ def commit_arrives(g, s, m):
         # CommitFailed / RebalanceInProgress: a client still stable in that generation drops
         # its partitions and rejoins; one that already moved on ignores the late answer
         if c.status == CSTABLE and c.generation == sent.generation:
-            c = Client(IDLE, c.generation, 0, c.flag, c.acted, NO_COMMIT)
+            c = _new(Client, (IDLE, c.generation, 0, c.flag, c.acted, NO_COMMIT))
         else:
-            c = Client(c.status, c.generation, c.owned, c.flag, c.acted, NO_COMMIT)
-        return _evolve(s, clients=_set(s.clients, m, c))
+            c = _answered(c)
+        return _new(GroupState, (s.coord, _set(s.clients, m, c), s.offsets, s.persisted, s.budget, s.delivered, s.prev))
     parts = sent.partitions
-    offsets = tuple(o + 1 if parts >> q & 1 else o for q, o in enumerate(s.offsets))
+    offsets = tuple([o + 1 if parts >> q & 1 else o for q, o in enumerate(s.offsets)])
     b = s.budget
-    return _evolve(s, clients=_set(s.clients, m, Client(c.status, c.generation, c.owned, c.flag, c.acted, NO_COMMIT)),
-                      offsets=offsets, prev=g.before_append(s),
-                      budget=Budget(b.events, b.faults, b.commits, max(b.commit_generation, sent.generation)))
+    budget = _new(Budget, (b.events, b.faults, b.commits, max(b.commit_generation, sent.generation)))
+    return _new(GroupState, (s.coord, _set(s.clients, m, _answered(c)), offsets, s.persisted, budget, s.delivered,
+                             g.before_append(s)))
 
 
 def admin_reset_guard(g, s, q):
@@ -314,9 +338,8 @@ def admin_reset_guard(g, s, q):
 
 
 def admin_reset(g, s, q):
-    b = s.budget
-    return _evolve(s, offsets=_set(s.offsets, q, 0), prev=g.before_append(s),
-                      budget=Budget(b.events, b.faults, b.commits - 1, b.commit_generation))
+    return _new(GroupState, (s.coord, s.clients, _set(s.offsets, q, 0), s.persisted, _spend_commit(s.budget),
+                             s.delivered, g.before_append(s)))
 
 
 def leave_guard(g, s, m):
@@ -327,54 +350,51 @@ def leave_guard(g, s, m):
 
 
 def leave(g, s, m):
-    b = s.budget
-    s = _evolve(s, coord=g.remove(s.coord, m), clients=_set(s.clients, m, DOWN_CLIENT),
-                   budget=Budget(b.events - 1, b.faults, b.commits, b.commit_generation))
-    return g.after_removal(s)
+    return g.after_removal(_new(GroupState, (g.remove(s.coord, m), _set(s.clients, m, DOWN_CLIENT), s.offsets,
+                                             s.persisted, _spend_event(s.budget), s.delivered, s.prev)))
 
 
 def expire_guard(g, s, m):
     """The session of a crashed or paused member that is not parked in Join/Sync expires (§5.3)."""
     c = s.clients[m]
-    if c.status != DOWN and c.flag != PAUSED:
-        return False
     coord = s.coord
-    return bool(coord.members >> m & 1) and not (coord.awaiting_join | coord.awaiting_sync) >> m & 1
+    return ((c.status == DOWN or c.flag == PAUSED) and bool(coord.members >> m & 1)
+            and not (coord.awaiting_join | coord.awaiting_sync) >> m & 1)
 
 
 def expire(g, s, m):
-    return g.after_removal(_evolve(s, coord=g.remove(s.coord, m)))
-
-
-def _spend_fault(b: Budget) -> Budget:
-    return Budget(b.events, b.faults - 1, b.commits, b.commit_generation)
+    return g.after_removal(_new(GroupState, (g.remove(s.coord, m), s.clients, s.offsets, s.persisted, s.budget,
+                                             s.delivered, s.prev)))
 
 
 def crash_guard(g, s, m):
-    return s.clients[m].status != DOWN and s.budget.faults > 0 and s.coord.generation < g.max_gen
+    return s.budget.faults > 0 and s.coord.generation < g.max_gen and s.clients[m].status != DOWN
 
 
 def crash(g, s, m):
-    return _evolve(s, clients=_set(s.clients, m, DOWN_CLIENT), budget=_spend_fault(s.budget))
+    return _new(GroupState, (s.coord, _set(s.clients, m, DOWN_CLIENT), s.offsets, s.persisted, _spend_fault(s.budget),
+                             s.delivered, s.prev))
 
 
 def pause_guard(g, s, m):
     c = s.clients[m]
-    return c.status != DOWN and c.flag == RUN and s.budget.faults > 0 and s.coord.generation < g.max_gen
+    return s.budget.faults > 0 and s.coord.generation < g.max_gen and c.status != DOWN and c.flag == RUN
 
 
 def pause(g, s, m):
-    return _evolve(s, clients=_set(s.clients, m, _flagged(s.clients[m], PAUSED)), budget=_spend_fault(s.budget))
+    return _new(GroupState, (s.coord, _set(s.clients, m, _flagged(s.clients[m], PAUSED)), s.offsets, s.persisted,
+                             _spend_fault(s.budget), s.delivered, s.prev))
 
 
 def stall_guard(g, s, m):
     """The process keeps heartbeating but never sends SyncGroup."""
     c = s.clients[m]
-    return c.status == SYNCING and c.flag == RUN and s.budget.faults > 0 and s.coord.generation < g.max_gen
+    return s.budget.faults > 0 and s.coord.generation < g.max_gen and c.status == SYNCING and c.flag == RUN
 
 
 def stall(g, s, m):
-    return _evolve(s, clients=_set(s.clients, m, _flagged(s.clients[m], STALLED)), budget=_spend_fault(s.budget))
+    return _new(GroupState, (s.coord, _set(s.clients, m, _flagged(s.clients[m], STALLED)), s.offsets, s.persisted,
+                             _spend_fault(s.budget), s.delivered, s.prev))
 
 
 def resume_guard(g, s, m):
@@ -383,7 +403,8 @@ def resume_guard(g, s, m):
 
 
 def resume(g, s, m):
-    return _evolve(s, clients=_set(s.clients, m, _flagged(s.clients[m], RUN)))
+    return _new(GroupState, (s.coord, _set(s.clients, m, _flagged(s.clients[m], RUN)), s.offsets, s.persisted,
+                             s.budget, s.delivered, s.prev))
 
 
 def join_timeout_guard(g, s):
@@ -493,6 +514,8 @@ class GroupModel(Protocol):
         self.slot_args = tuple((m,) for m in range(self.n))
         self.part_args = tuple((q,) for q in range(self.p))
         self._intern = {}              # state parts already seen (shared between frontier states)
+        self._assignments = {}         # members bitmask -> the leader's assignment (`assign`)
+        self._updates = ACTIONS.updates
         self._cv_cache = {}            # (id(coord), id(clients)) -> client views (parts are interned)
         self._view_cache = {}          # id(state) -> (state, view): the invariants share one view
         self._step_cache = (None, None, None, None)
@@ -539,11 +562,13 @@ class GroupModel(Protocol):
         return ("coordinator", "coordinator")
 
     def actions(self, s):
-        return ACTIONS.enabled(self, _named(s))
+        return ACTIONS.enabled(self, s if s.__class__ is GroupState else as_state(s))
 
     def step(self, s, a):
+        if s.__class__ is not GroupState:
+            s = as_state(s)
         entered = self._entered = []
-        t = ACTIONS.step(self, _named(s), a)
+        t = self._updates[a[0]](self, s, *a[1:])
         # intern the parts: states in the BFS frontier then share them (memory per state)
         intern = self._intern
         if len(intern) > 20_000:
@@ -589,8 +614,8 @@ class GroupModel(Protocol):
         leader = coord.leader
         if leader == m and not self.keep_leader:
             leader = _lowest(members)
-        return Coordinator(coord.state, coord.generation, leader, members, coord.awaiting_join & keep,
-                           coord.awaiting_sync & keep, coord.pending_sync & keep, coord.assignment, coord.epoch)
+        return _new(Coordinator, (coord.state, coord.generation, leader, members, coord.awaiting_join & keep,
+                                  coord.awaiting_sync & keep, coord.pending_sync & keep, coord.assignment, coord.epoch))
 
     def prepare(self, s: GroupState) -> GroupState:
         """prepareRebalance (§3.5.1): parked SyncGroups get REBALANCE_IN_PROGRESS (client -> idle)."""
@@ -599,14 +624,14 @@ class GroupModel(Protocol):
         if coord.state == COMPLETING:
             parked = coord.awaiting_sync
             if parked:
-                clients = tuple(_with(c, IDLE) if parked >> i & 1 and c.status == SYNC_WAIT else c
-                                for i, c in enumerate(clients))
+                clients = tuple([_with(c, IDLE) if parked >> i & 1 and c.status == SYNC_WAIT else c
+                                 for i, c in enumerate(clients)])
             assignment = NO_ASSIGNMENT
         if self._entered is not None:
             self._entered.append(PREPARING)
-        coord = Coordinator(PREP_INITIAL if coord.state == EMPTY else PREPARING, coord.generation, coord.leader,
-                            coord.members, coord.awaiting_join, 0, 0, assignment, coord.epoch)
-        return _evolve(s, coord=coord, clients=clients)
+        coord = _new(Coordinator, (PREP_INITIAL if coord.state == EMPTY else PREPARING, coord.generation, coord.leader,
+                                   coord.members, coord.awaiting_join, 0, 0, assignment, coord.epoch))
+        return _new(GroupState, (coord, clients, s.offsets, s.persisted, s.budget, s.delivered, s.prev))
 
     def new_leader(self, coord: Coordinator, joined: int) -> int:
         """onCompleteJoin's leader: kept if it rejoined, else the lowest rejoined slot. With
@@ -627,12 +652,12 @@ class GroupModel(Protocol):
         if self._entered is not None:
             self._entered.append(COMPLETING if joined else EMPTY)
         if not joined:
-            s = _evolve(s, coord=Coordinator(EMPTY, generation, leader, 0, 0, 0, 0, NO_ASSIGNMENT, coord.epoch))
-            return self.append_record(s, GroupRecord(generation, 0, leader, NO_ASSIGNMENT))
-        clients = tuple(Client(SYNCING, generation, 0, c.flag, c.acted, c.inflight)
-                        if joined >> i & 1 and c.status == JOINING else c for i, c in enumerate(s.clients))
-        return _evolve(s, coord=Coordinator(COMPLETING, generation, leader, joined, 0, 0, joined, NO_ASSIGNMENT,
-                                            coord.epoch), clients=clients)
+            s = _evolve(s, coord=_new(Coordinator, (EMPTY, generation, leader, 0, 0, 0, 0, NO_ASSIGNMENT, coord.epoch)))
+            return self.append_record(s, _new(GroupRecord, (generation, 0, leader, NO_ASSIGNMENT)))
+        clients = tuple([_new(Client, (SYNCING, generation, 0, c.flag, c.acted, c.inflight))
+                         if joined >> i & 1 and c.status == JOINING else c for i, c in enumerate(s.clients)])
+        coord = _new(Coordinator, (COMPLETING, generation, leader, joined, 0, 0, joined, NO_ASSIGNMENT, coord.epoch))
+        return _new(GroupState, (coord, clients, s.offsets, s.persisted, s.budget, s.delivered, s.prev))
 
     def maybe_complete(self, s: GroupState) -> GroupState:
         """The join completes at once when every member has rejoined (§3.6.1)."""
@@ -649,11 +674,12 @@ class GroupModel(Protocol):
 
     def before_append(self, s: GroupState) -> Optional[LastAppend]:
         """The `prev` of a state about to append to __consumer_offsets (unclean-election only)."""
-        return LastAppend(s.persisted, s.offsets) if self.unclean else s.prev
+        return _new(LastAppend, (s.persisted, s.offsets)) if self.unclean else s.prev
 
     def append_record(self, s: GroupState, record: GroupRecord) -> GroupState:
         prev = self.before_append(s)
-        return _evolve(s, persisted=record, prev=prev, delivered=self.prune(s.delivered, record, prev))
+        return _new(GroupState, (s.coord, s.clients, s.offsets, record, s.budget, self.prune(s.delivered, record, prev),
+                                 prev))
 
     @staticmethod
     def prune(delivered: tuple, persisted: GroupRecord, prev: Optional[LastAppend]) -> tuple:
@@ -661,45 +687,52 @@ class GroupModel(Protocol):
         if not delivered:
             return delivered
         low = persisted.generation if prev is None else min(persisted.generation, prev.record.generation)
-        return tuple(d for d in delivered if d.generation >= low)
+        kept = [d for d in delivered if d.generation >= low]
+        return delivered if len(kept) == len(delivered) else tuple(kept)
 
     def assign(self, members: int) -> tuple:
         """The leader's assignment: partition q to the (q mod k)-th member in slot order."""
-        order = list(_bits_of(members))
-        out = [0] * self.n
-        for q in range(self.p):
-            out[order[q % len(order)]] |= 1 << q
-        return tuple(out)
+        hit = self._assignments.get(members)
+        if hit is None:
+            order = list(_bits_of(members))
+            out = [0] * self.n
+            for q in range(self.p):
+                out[order[q % len(order)]] |= 1 << q
+            hit = self._assignments[members] = tuple(out)
+        return hit
 
     def handle_join(self, s: GroupState, m: int) -> GroupState:
         """JoinGroup from slot m (known or new member), §3.2-3.3, then completion if all rejoined."""
         coord = s.coord
         bit = 1 << m
         c = s.clients[m]
-        joining = Client(JOINING, c.generation, 0, c.flag, c.acted, c.inflight)
+        joining = _new(Client, (JOINING, c.generation, 0, c.flag, c.acted, c.inflight))
         if coord.members & bit:
             if coord.state == PREPARING or coord.state == PREP_INITIAL:
-                s = _evolve(s, coord=Coordinator(coord.state, coord.generation, coord.leader, coord.members,
-                                                 coord.awaiting_join | bit, coord.awaiting_sync, coord.pending_sync,
-                                                 coord.assignment, coord.epoch),
-                            clients=_set(s.clients, m, joining))
+                coord = _new(Coordinator, (coord.state, coord.generation, coord.leader, coord.members,
+                                           coord.awaiting_join | bit, coord.awaiting_sync, coord.pending_sync,
+                                           coord.assignment, coord.epoch))
+                s = _new(GroupState, (coord, _set(s.clients, m, joining), s.offsets, s.persisted, s.budget,
+                                      s.delivered, s.prev))
             elif coord.state == STABLE and coord.leader == m:
                 s = self.prepare(s)
                 c2 = s.coord
-                s = _evolve(s, coord=Coordinator(c2.state, c2.generation, c2.leader, c2.members,
-                                                 c2.awaiting_join | bit, c2.awaiting_sync, c2.pending_sync,
-                                                 c2.assignment, c2.epoch),
-                            clients=_set(s.clients, m, joining))
+                coord = _new(Coordinator, (c2.state, c2.generation, c2.leader, c2.members, c2.awaiting_join | bit,
+                                           c2.awaiting_sync, c2.pending_sync, c2.assignment, c2.epoch))
+                s = _new(GroupState, (coord, _set(s.clients, m, joining), s.offsets, s.persisted, s.budget,
+                                      s.delivered, s.prev))
             else:   # follower (or unchanged member in CompletingRebalance): current generation at once
-                s = _evolve(s, clients=_set(s.clients, m, Client(SYNCING, coord.generation, 0, c.flag, c.acted,
-                                                                 c.inflight)))
+                syncing = _new(Client, (SYNCING, coord.generation, 0, c.flag, c.acted, c.inflight))
+                s = _new(GroupState, (coord, _set(s.clients, m, syncing), s.offsets, s.persisted, s.budget,
+                                      s.delivered, s.prev))
         else:
             leader = m if coord.leader < 0 else coord.leader
-            s = _evolve(s, coord=Coordinator(coord.state, coord.generation, leader, coord.members | bit,
-                                             coord.awaiting_join | bit, coord.awaiting_sync, coord.pending_sync,
-                                             coord.assignment, coord.epoch),
-                           clients=_set(s.clients, m, joining))
-            if coord.state in (EMPTY, STABLE, COMPLETING):
+            coord = _new(Coordinator, (coord.state, coord.generation, leader, coord.members | bit,
+                                       coord.awaiting_join | bit, coord.awaiting_sync, coord.pending_sync,
+                                       coord.assignment, coord.epoch))
+            s = _new(GroupState, (coord, _set(s.clients, m, joining), s.offsets, s.persisted, s.budget, s.delivered,
+                                  s.prev))
+            if coord.state == EMPTY or coord.state == STABLE or coord.state == COMPLETING:
                 s = self.prepare(s)
         return self.maybe_complete(s)
 
@@ -711,41 +744,45 @@ class GroupModel(Protocol):
         c = s.clients[m]
         if (not coord.members & bit or c.generation != coord.generation
                 or coord.state == PREPARING or coord.state == PREP_INITIAL):
-            return _evolve(s, clients=_set(s.clients, m, _with(c, IDLE)))
+            return _new(GroupState, (coord, _set(s.clients, m, _with(c, IDLE)), s.offsets, s.persisted, s.budget,
+                                     s.delivered, s.prev))
         if coord.state == STABLE:
-            return _evolve(s, coord=Coordinator(coord.state, coord.generation, coord.leader, coord.members,
-                                                coord.awaiting_join, coord.awaiting_sync, coord.pending_sync & ~bit,
-                                                coord.assignment, coord.epoch),
-                              clients=_set(s.clients, m, Client(CSTABLE, coord.generation, coord.assignment[m],
-                                                                c.flag, coord.generation, c.inflight)))
+            synced = _new(Coordinator, (coord.state, coord.generation, coord.leader, coord.members, coord.awaiting_join,
+                                        coord.awaiting_sync, coord.pending_sync & ~bit, coord.assignment, coord.epoch))
+            answered = _new(Client, (CSTABLE, coord.generation, coord.assignment[m], c.flag, coord.generation,
+                                     c.inflight))
+            return _new(GroupState, (synced, _set(s.clients, m, answered), s.offsets, s.persisted, s.budget,
+                                     s.delivered, s.prev))
         # CompletingRebalance: park
         parked = coord.awaiting_sync | bit
         pending = coord.pending_sync & ~bit
         clients = _set(s.clients, m, _with(c, SYNC_WAIT))
         if m != coord.leader:
-            return _evolve(s, coord=Coordinator(coord.state, coord.generation, coord.leader, coord.members,
-                                                coord.awaiting_join, parked, pending, coord.assignment, coord.epoch),
-                           clients=clients)
+            coord = _new(Coordinator, (coord.state, coord.generation, coord.leader, coord.members, coord.awaiting_join,
+                                       parked, pending, coord.assignment, coord.epoch))
+            return _new(GroupState, (coord, clients, s.offsets, s.persisted, s.budget, s.delivered, s.prev))
         # the leader: persist the assignment, answer every parked SyncGroup, become Stable
         gen = coord.generation
         assignment = self.assign(coord.members)
-        clients = tuple(Client(CSTABLE, gen, assignment[i], x.flag, gen, x.inflight)
-                        if parked >> i & 1 and x.status == SYNC_WAIT else x for i, x in enumerate(clients))
-        s = _evolve(s, coord=Coordinator(STABLE, gen, coord.leader, coord.members, coord.awaiting_join, 0, pending,
-                                         assignment, coord.epoch),
-                       clients=clients, delivered=s.delivered + (Delivered(gen, assignment),))
-        return self.append_record(s, GroupRecord(gen, coord.members, coord.leader, assignment))
+        clients = tuple([_new(Client, (CSTABLE, gen, assignment[i], x.flag, gen, x.inflight))
+                         if parked >> i & 1 and x.status == SYNC_WAIT else x for i, x in enumerate(clients)])
+        stable = _new(Coordinator, (STABLE, gen, coord.leader, coord.members, coord.awaiting_join, 0, pending,
+                                    assignment, coord.epoch))
+        s = _new(GroupState, (stable, clients, s.offsets, s.persisted, s.budget,
+                              s.delivered + (_new(Delivered, (gen, assignment)),), s.prev))
+        return self.append_record(s, _new(GroupRecord, (gen, coord.members, coord.leader, assignment)))
 
     def load(self, s: GroupState, record: GroupRecord, offsets: tuple) -> GroupState:
         """A coordinator (re)loads the group from a record and offsets (§8.6); parked JoinGroup and
         SyncGroup requests are answered NOT_COORDINATOR: those clients rejoin."""
         has = record.members != 0
-        coord = Coordinator(STABLE if has else EMPTY, record.generation, record.leader if has else NO_LEADER,
-                            record.members, 0, 0, 0, record.assignment if has else NO_ASSIGNMENT, s.coord.epoch + 1)
-        clients = tuple(_with(c, IDLE) if c.status == JOINING or c.status == SYNC_WAIT else c for c in s.clients)
-        prev = LastAppend(record, offsets) if self.unclean else s.prev
-        return _evolve(s, coord=coord, clients=clients, offsets=offsets, persisted=record, prev=prev,
-                          delivered=self.prune(s.delivered, record, prev), budget=_spend_fault(s.budget))
+        coord = _new(Coordinator, (STABLE if has else EMPTY, record.generation, record.leader if has else NO_LEADER,
+                                   record.members, 0, 0, 0, record.assignment if has else NO_ASSIGNMENT,
+                                   s.coord.epoch + 1))
+        clients = tuple([_with(c, IDLE) if c.status == JOINING or c.status == SYNC_WAIT else c for c in s.clients])
+        prev = _new(LastAppend, (record, offsets)) if self.unclean else s.prev
+        return _new(GroupState, (coord, clients, offsets, record, _spend_fault(s.budget),
+                                 self.prune(s.delivered, record, prev), prev))
 
     # --- symmetry ------------------------------------------------------------------------------
     def canonical(self, s):
@@ -762,43 +799,49 @@ class GroupModel(Protocol):
 
     # --- views for the invariants --------------------------------------------------------------
     def view(self, s) -> GroupView:
-        hit = self._view_cache.get(id(s))
+        cache = self._view_cache
+        hit = cache.get(id(s))
         if hit is not None and hit[0] is s:
             return hit[1]
-        s = _named(s)
-        coord, clients = s.coord, s.clients
-        key = (id(coord), id(clients))
-        hit = self._cv_cache.get(key)
-        if hit is not None and hit[0] is coord and hit[1] is clients:
-            cv = hit[2]
-        else:
-            cv = tuple(ClientView(c.status != DOWN, c.generation, c.acted, c.owned,
-                                  c.status == CSTABLE and self.commit_verdict(coord, i, c.generation) == "NONE")
-                       for i, c in enumerate(clients))
-            if len(self._cv_cache) > 128:
-                self._cv_cache.clear()
-            self._cv_cache[key] = (coord, clients, cv)
-        v = GroupView(coord.epoch, PREPARING if coord.state == PREP_INITIAL else coord.state, coord.generation,
-                      coord.leader, coord.members, coord.assignment, s.offsets, cv,
-                      s.delivered)            # Delivered(generation, assignment) pairs, as the view wants them
-        cache = self._view_cache
+        named = s if s.__class__ is GroupState else as_state(s)
+        coord = named.coord
+        v = _new(GroupView, (coord.epoch, PREPARING if coord.state == PREP_INITIAL else coord.state, coord.generation,
+                             coord.leader, coord.members, coord.assignment, named.offsets,
+                             self.client_views(coord, named.clients),
+                             named.delivered,      # Delivered(generation, assignment) pairs, as the view wants them
+                             NO_EVENTS, NO_EVENTS, NO_EVENTS, NO_EVENTS))   # accepted, passed, handovers, abandoned
         if len(cache) > 64:
             cache.clear()
         cache[id(s)] = (s, v)
         return v
 
+    def client_views(self, coord: Coordinator, clients: tuple) -> tuple:
+        """The `ClientView`s of the clients (kept per coordinator and clients object: parts are interned)."""
+        key = (id(coord), id(clients))
+        hit = self._cv_cache.get(key)
+        if hit is not None and hit[0] is coord and hit[1] is clients:
+            return hit[2]
+        cv = tuple([_new(ClientView, (c.status != DOWN, c.generation, c.acted, c.owned,
+                                      c.status == CSTABLE and self.commit_verdict(coord, i, c.generation) == "NONE"))
+                    for i, c in enumerate(clients)])
+        if len(self._cv_cache) > 128:
+            self._cv_cache.clear()
+        self._cv_cache[key] = (coord, clients, cv)
+        return cv
+
     def step_views(self, prev_s, action, next_s):
         c = self._step_cache
         if c[0] is prev_s and c[1] is action and c[2] is next_s:
             return c[3]
-        out = self._step_views(_named(prev_s), action, _named(next_s))
+        out = self._step_views(prev_s if prev_s.__class__ is GroupState else as_state(prev_s), action,
+                               next_s if next_s.__class__ is GroupState else as_state(next_s))
         self._step_cache = (prev_s, action, next_s, out)
         return out
 
     def _step_views(self, prev_s: GroupState, action, next_s: GroupState):
         a = self.view(prev_s)
         b = self.view(next_s)
-        name = action[0]
+        passed = accepted = NO_EVENTS
         pc, nc = prev_s.coord, next_s.coord
         if (pc.state != nc.state or pc.generation != nc.generation) and pc.epoch == nc.epoch:
             # the group states the step entered (recorded by `step`; re-run it when that was another step)
@@ -807,14 +850,15 @@ class GroupModel(Protocol):
                 self.step(prev_s, action)
                 entered = self._last_step[1]
             passed = tuple(entered[:-1])
-            if passed:
-                b = b._replace(passed=passed)
+        name = action[0]
         if name == "commit_arrives" and next_s.offsets != prev_s.offsets:
             m = action[1]
             sent = prev_s.clients[m].inflight
-            b = b._replace(accepted=(CommitEvent(m, sent.generation, sent.partitions),))
+            accepted = (CommitEvent(m, sent.generation, sent.partitions),)
         elif name == "admin_reset":
-            b = b._replace(accepted=(CommitEvent(-1, -1, 1 << action[1], True),))
+            accepted = (CommitEvent(-1, -1, 1 << action[1], True),)
+        if passed or accepted:
+            b = with_step_events(b, accepted=accepted, passed=passed)
         return a, b
 
     # --- settled, healthy states ---------------------------------------------------------------

@@ -59,6 +59,7 @@ set is fixed).
 from __future__ import annotations
 
 from itertools import permutations
+from operator import attrgetter
 from typing import NamedTuple, Optional
 
 from kverify.impl.replication import behaviours as B
@@ -202,7 +203,7 @@ STATE_FIELDS = State._fields
 
 def request_from(c: Controller) -> LeaderAndIsr:
     """The LeaderAndIsr the controller sends for its current record of the partition."""
-    return LeaderAndIsr(c.leader, c.leader_epoch, c.isr, c.partition_epoch, c.controller_epoch)
+    return _new(LeaderAndIsr, (c.leader, c.leader_epoch, c.isr, c.partition_epoch, c.controller_epoch))
 
 
 def add_request(requests: tuple, q: LeaderAndIsr) -> tuple:
@@ -210,8 +211,15 @@ def add_request(requests: tuple, q: LeaderAndIsr) -> tuple:
     return tuple(sorted(requests + (q,)))
 
 
-def popcount(x: int) -> int:
-    return bin(x).count("1")
+# The fields of a replica that no relabelling changes, in the order symmetry compares them (`candidates`).
+_LABEL_FREE = attrgetter("log", "hw", "leader_epoch", "partition_epoch", "controller_epoch", "must_truncate", "leso",
+                         "leading_since")
+
+# The fields a replica shows the invariants (ReplicaView, without the quorum) and its epochs (EpochView).
+_VIEWED = attrgetter("alive", "log", "hw", "leader_epoch", "partition_epoch", "controller_epoch", "leader", "isr")
+_EPOCHS = attrgetter("leader_epoch", "partition_epoch", "controller_epoch")
+
+popcount = int.bit_count      # popcount(mask): how many replicas a bitmask holds (a C call, no Python frame)
 
 
 # --- leader epoch caches and OffsetsForLeaderEpoch (KIP-101, KIP-279) ------------------------------
@@ -300,62 +308,98 @@ def fetched_hw(lrep: Replica, leo: int) -> int:
     return min(lrep.hw, leo)
 
 
-# `_new(Cls, (field, ...))` builds a NamedTuple without the Python-level `Cls.__new__` (twice as fast):
-# used only on the explorer's hottest paths, with every field read by name.
+# Hot updates build named tuples with `_new(Cls, (field, ...))`: every field, by name, in declaration
+# order, without the class call's Python-level `__new__` (an exploration builds millions of them).
 _new = tuple.__new__
+_KEEP = object()
 
 
 def _put(replicas: tuple, r: int, rep: Replica) -> tuple:
+    """`replicas` with replica r replaced."""
     return replicas[:r] + (rep,) + replicas[r + 1:]
 
 
+def _evolve(s: State, replicas=None, controller=None, requests=None, zombie=_KEEP, next_record=None,
+            committed=None, acked=None, spent=None) -> State:
+    """`s` with the given fields replaced (State._replace without its per-call overhead)."""
+    return _new(State, (s.replicas if replicas is None else replicas,
+                        s.controller if controller is None else controller,
+                        s.requests if requests is None else requests,
+                        s.zombie if zombie is _KEEP else zombie,
+                        s.next_record if next_record is None else next_record,
+                        s.committed if committed is None else committed,
+                        s.acked if acked is None else acked,
+                        s.spent if spent is None else spent))
+
+
 def _with_replica(s: State, r: int, rep: Replica) -> State:
-    return _new(State, (_put(s.replicas, r, rep), s.controller, s.requests, s.zombie, s.next_record, s.committed,
-                        s.acked, s.spent))
+    """`s` with replica r replaced (the most frequent successor)."""
+    replicas = s.replicas
+    return _new(State, (replicas[:r] + (rep,) + replicas[r + 1:], s.controller, s.requests, s.zombie, s.next_record,
+                        s.committed, s.acked, s.spent))
 
 
-def _spend(s: State, budget: str) -> Spent:
-    return s.spent._replace(**{budget: getattr(s.spent, budget) + 1})
+def _with_log(rep: Replica, log: tuple, hw: int, must_truncate: bool) -> Replica:
+    """`rep` with another log, HW and truncation flag (write, fetch, truncate)."""
+    return _new(Replica, (rep.alive, log, hw, rep.leader_epoch, rep.partition_epoch, rep.controller_epoch, rep.leader,
+                          must_truncate, rep.isr, rep.alter, rep.leso, rep.leading_since))
+
+
+def _with_alter(rep: Replica, alter: AlterPartition) -> Replica:
+    """`rep` with another AlterPartition in flight (NO_ALTER: none)."""
+    return _new(Replica, (rep.alive, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch, rep.controller_epoch,
+                          rep.leader, rep.must_truncate, rep.isr, alter, rep.leso, rep.leading_since))
+
+
+def _spend(spent: Spent, crashes=0, lossy=0, unclean=0, alters=0, failovers=0) -> Spent:
+    """The budgets used so far plus the given amounts."""
+    return _new(Spent, (spent.crashes + crashes, spent.lossy + lossy, spent.unclean + unclean,
+                        spent.alters + alters, spent.failovers + failovers))
 
 
 # --- the actions: one guard and one update each, named as specs/Replication.tla's disjuncts ---------
 # Each guard/update takes (model, state, *arguments); `m` is the ReplicationModel (bounds, switches).
 
-# Domains: the candidate arguments of an action in a state, narrowed by role so that the guards run
-# only where they can hold (each guard still states its whole condition). `m.domains(s)` computes
-# them in one pass over the replicas, once per state.
+# Domains: the candidate arguments of an action in a state, narrowed by role and by budget so that the
+# guards run only where they can hold (each guard still states its whole condition;
+# tests/test_replication_model.py checks that no guard holds outside its domain). `m.domains(s)`
+# computes them in one pass over the replicas, once per state.
 class Domains(NamedTuple):
     running: list      # [(r,)] running replicas
-    crashed: list      # [(r,)]
     leaders: list      # [(r,)] running replicas that believe they lead
-    followers: list    # [(r,)] running replicas that do not
-    pairs: list        # [(leader, other replica)]
-    restarts: list     # [(crashed replica, records it keeps)]
+    truncating: list   # [(r,)] running followers that must truncate before they fetch
+    fetching: list     # [(r,)] running followers that need not
+    proposals: list    # [(leader, other replica)] for leaders that may propose an ISR change
+    restarts: list     # [(crashed replica, records it keeps)] (fewer than all: while lossy restarts remain)
     applies: list      # [(running replica, index of a request with a higher leader epoch than its own)]
 
 
 def _running(m, s):
-    return m.domains(s).running
+    return (m.domains_of if m.domains_for is s else m.domains(s)).running
 
 
 def _leaders(m, s):
-    return m.domains(s).leaders
+    return (m.domains_of if m.domains_for is s else m.domains(s)).leaders
 
 
-def _followers(m, s):
-    return m.domains(s).followers
+def _truncating(m, s):
+    return (m.domains_of if m.domains_for is s else m.domains(s)).truncating
 
 
-def _leader_follower_pairs(m, s):
-    return m.domains(s).pairs
+def _fetching(m, s):
+    return (m.domains_of if m.domains_for is s else m.domains(s)).fetching
+
+
+def _proposals(m, s):
+    return (m.domains_of if m.domains_for is s else m.domains(s)).proposals
 
 
 def _restart_domain(m, s):
-    return m.domains(s).restarts
+    return (m.domains_of if m.domains_for is s else m.domains(s)).restarts
 
 
 def _apply_domain(m, s):
-    return m.domains(s).applies
+    return (m.domains_of if m.domains_for is s else m.domains(s)).applies
 
 
 def _zombie_domain(m, s):
@@ -367,7 +411,7 @@ def _unclean_domain(m, s):
 
 
 def _fetch_hw_domain(m, s):
-    return m.domains(s).followers if m.b_hw_before_truncate else ()
+    return m.domains(s).truncating if m.b_hw_before_truncate else ()
 
 
 def _failover_domain(m, s):
@@ -386,7 +430,7 @@ def restart(m, s, r, keep):
     spent = s.spent
     bit = 1 << r
     if keep < len(rep.log):
-        spent = spent._replace(lossy=spent.lossy + 1)
+        spent = _spend(spent, lossy=1)
         if (c.isr | c.elr) & bit:        # unclean shutdown detected (KAFKA-15586)
             c = c._replace(isr=c.isr & ~bit, elr=c.elr & ~bit)
     cep = max(rep.controller_epoch, c.controller_epoch)
@@ -394,15 +438,15 @@ def restart(m, s, r, keep):
     if not m.b_no_broker_epoch:
         # the restarted broker registers with a new broker epoch: AlterPartitions that add it
         # and were built from its previous incarnation's fetches carry a stale one
-        replicas = tuple(x._replace(alter=x.alter._replace(stale=True))
-                         if x.alter.isr and not x.alter.applied and (x.alter.isr & ~x.isr) & bit else x
-                         for x in replicas)
-    base = Replica(True, rep.log[:keep], min(rep.hw, keep), rep.leader_epoch, rep.partition_epoch, cep, NO_LEADER,
-                   True, 0, NO_ALTER, -1, -1)
+        replicas = tuple([_with_alter(x, x.alter._replace(stale=True))
+                          if x.alter.isr and not x.alter.applied and (x.alter.isr & ~x.isr) & bit else x
+                          for x in replicas])
+    base = _new(Replica, (True, rep.log[:keep], min(rep.hw, keep), rep.leader_epoch, rep.partition_epoch, cep,
+                          NO_LEADER, True, 0, NO_ALTER, -1, -1))
     if c.leader_epoch >= rep.leader_epoch:      # it registers and learns the controller's current state
         leader = NO_LEADER if c.leader == r else c.leader   # (a crash removed it as leader already)
-        base = m.become(base, r, LeaderAndIsr(leader, c.leader_epoch, c.isr, c.partition_epoch, cep))
-    return s._replace(replicas=_put(replicas, r, base), controller=c, spent=spent)
+        base = m.become(base, r, _new(LeaderAndIsr, (leader, c.leader_epoch, c.isr, c.partition_epoch, cep)))
+    return _evolve(s, replicas=_put(replicas, r, base), controller=c, spent=spent)
 
 
 def apply_guard(m, s, r, i):
@@ -417,9 +461,9 @@ def apply_guard(m, s, r, i):
 def apply(m, s, r, i):
     rep = s.replicas[r]
     q = s.requests[i]
-    heard = LeaderAndIsr(q.leader, q.leader_epoch, q.isr, q.partition_epoch,
-                         max(q.controller_epoch, rep.controller_epoch))
-    return _with_replica(s, r, m.become(rep, r, heard))
+    if q.controller_epoch < rep.controller_epoch:      # (stale-controller-accepted) it keeps the newer one
+        q = _new(LeaderAndIsr, (q.leader, q.leader_epoch, q.isr, q.partition_epoch, rep.controller_epoch))
+    return _with_replica(s, r, m.become(rep, r, q))
 
 
 def write_guard(m, s, r):
@@ -430,16 +474,17 @@ def write_guard(m, s, r):
 
 def write(m, s, r):
     rep = s.replicas[r]
-    log = rep.log + (Record(rep.leader_epoch, s.next_record),)
-    return s._replace(replicas=_put(s.replicas, r, rep._replace(log=log)), next_record=s.next_record + 1)
+    log = rep.log + (_new(Record, (rep.leader_epoch, s.next_record)),)
+    return _evolve(s, replicas=_put(s.replicas, r, _with_log(rep, log, rep.hw, rep.must_truncate)),
+                   next_record=s.next_record + 1)
 
 
 def inc_hw_guard(m, s, r):
     """The leader advances its HW to the lowest LEO of its maximal ISR, while its ISR has MinISR
     members (KAFKA-15583)."""
     rep = s.replicas[r]
-    return (rep.alive and rep.leader == r and (m.b_hw_ignores or popcount(rep.isr) >= m.min_isr)
-            and m.hw_candidate(s.replicas, r) > rep.hw)
+    return (rep.alive and rep.leader == r and rep.hw < len(rep.log)     # (the HW never passes its own LEO)
+            and (m.b_hw_ignores or popcount(rep.isr) >= m.min_isr) and m.hw_candidate(s.replicas, r) > rep.hw)
 
 
 def inc_hw(m, s, r):
@@ -454,7 +499,8 @@ def inc_hw(m, s, r):
     committed = s.committed
     if new > len(committed):
         committed = committed + log[len(committed):new]
-    return s._replace(replicas=_put(s.replicas, r, rep._replace(hw=new)), committed=committed, acked=acked)
+    return _evolve(s, replicas=_put(s.replicas, r, _with_log(rep, log, new, rep.must_truncate)), committed=committed,
+                   acked=acked)
 
 
 def alter_resp_guard(m, s, r):
@@ -465,8 +511,9 @@ def alter_resp_guard(m, s, r):
 
 def alter_resp(m, s, r):
     rep = s.replicas[r]
-    return _with_replica(s, r, rep._replace(partition_epoch=rep.partition_epoch + 1, isr=rep.alter.isr,
-                                            alter=NO_ALTER))
+    return _with_replica(s, r, _new(Replica, (rep.alive, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch + 1,
+                                              rep.controller_epoch, rep.leader, rep.must_truncate, rep.alter.isr,
+                                              NO_ALTER, rep.leso, rep.leading_since)))
 
 
 def ctrl_alter_guard(m, s, r):
@@ -483,14 +530,16 @@ def ctrl_alter(m, s, r):
     ok = (c.leader == r and c.leader_epoch == rep.leader_epoch and c.partition_epoch == rep.partition_epoch
           and not rep.alter.stale and all(s.replicas[f].alive for f in range(m.n) if added >> f & 1))
     if not ok:   # FENCED_LEADER_EPOCH / INVALID_UPDATE_VERSION / INELIGIBLE_REPLICA: roll back
-        return _with_replica(s, r, rep._replace(alter=NO_ALTER))
-    c = c._replace(isr=prop, elr=m.new_elr(c.isr, prop, c.elr), partition_epoch=c.partition_epoch + 1)
-    return s._replace(replicas=_put(s.replicas, r, rep._replace(alter=rep.alter._replace(applied=True))),
-                      controller=c)
+        return _with_replica(s, r, _with_alter(rep, NO_ALTER))
+    c = _new(Controller, (c.leader, c.leader_epoch, prop, m.new_elr(c.isr, prop, c.elr), c.partition_epoch + 1,
+                          c.controller_epoch))
+    applied = _new(AlterPartition, (prop, True, rep.alter.stale))
+    return _evolve(s, replicas=_put(s.replicas, r, _with_alter(rep, applied)), controller=c)
 
 
-def _may_alter(m, s, rep, r, f) -> bool:
-    return rep.alive and rep.leader == r and f != r and not rep.alter.isr and s.spent.alters < m.max_alters
+def may_propose(m, s, rep: Replica, r: int) -> bool:
+    """Replica r leads, has no AlterPartition in flight, and the ISR-change budget is not spent."""
+    return rep.alive and rep.leader == r and not rep.alter.isr and s.spent.alters < m.max_alters
 
 
 def shrink_guard(m, s, r, f):
@@ -498,14 +547,14 @@ def shrink_guard(m, s, r, f):
     abstracted: any follower whose LEO differs from the leader's, or that it does not hear from)."""
     rep = s.replicas[r]
     fr = s.replicas[f]
-    return (_may_alter(m, s, rep, r, f) and rep.isr >> f & 1 == 1
+    return (may_propose(m, s, rep, r) and f != r and rep.isr >> f & 1 == 1
             and not (fr.alive and m.counts(s.replicas, r, f) and len(fr.log) == len(rep.log)))
 
 
 def shrink(m, s, r, f):
     rep = s.replicas[r]
-    return s._replace(replicas=_put(s.replicas, r, rep._replace(alter=AlterPartition(rep.isr & ~(1 << f), False, False))),
-                      spent=_spend(s, "alters"))
+    proposal = _new(AlterPartition, (rep.isr & ~(1 << f), False, False))
+    return _evolve(s, replicas=_put(s.replicas, r, _with_alter(rep, proposal)), spent=_spend(s.spent, alters=1))
 
 
 def expand_guard(m, s, r, f):
@@ -513,47 +562,41 @@ def expand_guard(m, s, r, f):
     rep = s.replicas[r]
     fr = s.replicas[f]
     fleo = len(fr.log)
-    return (_may_alter(m, s, rep, r, f) and rep.isr >> f & 1 == 0 and fr.alive and m.counts(s.replicas, r, f)
-            and fleo >= rep.hw and (m.b_no_leso or fleo >= rep.leso))
+    return (may_propose(m, s, rep, r) and f != r and rep.isr >> f & 1 == 0 and fr.alive
+            and m.counts(s.replicas, r, f) and fleo >= rep.hw and (m.b_no_leso or fleo >= rep.leso))
 
 
 def expand(m, s, r, f):
     rep = s.replicas[r]
-    return s._replace(replicas=_put(s.replicas, r, rep._replace(alter=AlterPartition(rep.isr | (1 << f), False, False))),
-                      spent=_spend(s, "alters"))
-
-
-def _follows(rep: Replica, r: int) -> bool:
-    return rep.alive and rep.leader != r
+    proposal = _new(AlterPartition, (rep.isr | (1 << f), False, False))
+    return _evolve(s, replicas=_put(s.replicas, r, _with_alter(rep, proposal)), spent=_spend(s.spent, alters=1))
 
 
 def truncate_guard(m, s, r):
     """A follower that must truncate asks its leader (OffsetsForLeaderEpoch) and truncates, unless
     that changes nothing."""
     rep = s.replicas[r]
-    if not (_follows(rep, r) and rep.must_truncate and m.fetch_ok(s.replicas, r)):
-        return False
-    cut, done = m.truncation(s.replicas, r)
-    return done or cut < len(rep.log)
+    return rep.must_truncate and m.fetch_ok(s.replicas, r) and m.truncation_changes(s.replicas, r)
 
 
 def truncate(m, s, r):
     rep = s.replicas[r]
     cut, done = m.truncation(s.replicas, r)
-    return _with_replica(s, r, rep._replace(log=rep.log[:cut], hw=min(rep.hw, cut), must_truncate=not done))
+    return _with_replica(s, r, _with_log(rep, rep.log[:cut], min(rep.hw, cut), not done))
 
 
 def fetch_hw_guard(m, s, r):
     """KAFKA-14704 (behaviour only): a follower that must truncate takes the HW of the diverging
     fetch response before it truncates."""
     rep = s.replicas[r]
-    return (m.b_hw_before_truncate and _follows(rep, r) and rep.must_truncate and m.fetch_ok(s.replicas, r)
+    return (m.b_hw_before_truncate and rep.must_truncate and m.fetch_ok(s.replicas, r)
             and fetched_hw(s.replicas[rep.leader], len(rep.log)) != rep.hw)
 
 
 def fetch_hw(m, s, r):
     rep = s.replicas[r]
-    return _with_replica(s, r, rep._replace(hw=fetched_hw(s.replicas[rep.leader], len(rep.log))))
+    return _with_replica(s, r, _with_log(rep, rep.log, fetched_hw(s.replicas[rep.leader], len(rep.log)),
+                                         rep.must_truncate))
 
 
 def fetch_guard(m, s, r):
@@ -562,8 +605,7 @@ def fetch_guard(m, s, r):
     lr = s.replicas[rep.leader]          # (replicas[-1] when it knows no leader: fetch_ok is then false)
     flen = len(rep.log)
     newlen = flen + 1 if flen < len(lr.log) else flen
-    return (_follows(rep, r) and not rep.must_truncate and m.fetch_ok(s.replicas, r)
-            and (newlen != flen or fetched_hw(lr, newlen) != rep.hw))
+    return not rep.must_truncate and m.fetch_ok(s.replicas, r) and (newlen != flen or fetched_hw(lr, newlen) != rep.hw)
 
 
 def fetch(m, s, r):
@@ -572,7 +614,7 @@ def fetch(m, s, r):
     log = rep.log
     if len(log) < len(lr.log):
         log = log + (lr.log[len(log)],)
-    return _with_replica(s, r, rep._replace(log=log, hw=fetched_hw(lr, len(log))))
+    return _with_replica(s, r, _with_log(rep, log, fetched_hw(lr, len(log)), rep.must_truncate))
 
 
 def crash_guard(m, s, r):
@@ -584,15 +626,18 @@ def crash_guard(m, s, r):
 
 
 def crash(m, s, r):
+    rep = s.replicas[r]
     c = s.controller
     requests = s.requests
     if c.isr >> r & 1:      # the controller sees the session expire: shrink, maybe lose the leader
         isr = c.isr & ~(1 << r)
-        c = Controller(NO_LEADER if c.leader == r else c.leader, c.leader_epoch + 1, isr,
-                       m.new_elr(c.isr, isr, c.elr), c.partition_epoch + 1, c.controller_epoch)
+        c = _new(Controller, (NO_LEADER if c.leader == r else c.leader, c.leader_epoch + 1, isr,
+                              m.new_elr(c.isr, isr, c.elr), c.partition_epoch + 1, c.controller_epoch))
         requests = add_request(requests, request_from(c))
-    return s._replace(replicas=_put(s.replicas, r, s.replicas[r]._replace(alive=False)), controller=c,
-                      requests=requests, spent=_spend(s, "crashes"))
+    down = _new(Replica, (False, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch, rep.controller_epoch,
+                          rep.leader, rep.must_truncate, rep.isr, rep.alter, rep.leso, rep.leading_since))
+    return _evolve(s, replicas=_put(s.replicas, r, down), controller=c, requests=requests,
+                   spent=_spend(s.spent, crashes=1))
 
 
 def _election_allowed(m, c: Controller) -> bool:
@@ -604,8 +649,8 @@ def _election_allowed(m, c: Controller) -> bool:
 def elect_guard(m, s, r):
     """The controller elects a running ISR member, or an ELR member when the ISR is empty (KIP-966)."""
     c = s.controller
-    return (_election_allowed(m, c) and r != c.leader and s.replicas[r].alive
-            and (c.isr >> r & 1 or (not c.isr and c.elr >> r & 1)))
+    return (r != c.leader and (c.isr >> r & 1 or (not c.isr and c.elr >> r & 1)) and s.replicas[r].alive
+            and _election_allowed(m, c))
 
 
 def elect(m, s, r):
@@ -615,8 +660,8 @@ def elect(m, s, r):
         isr, elr = c.isr, c.elr
     else:                                   # from the ELR, the ISR being empty
         isr, elr = bit, c.elr & ~bit
-    c = Controller(r, c.leader_epoch + 1, isr, elr, c.partition_epoch + 1, c.controller_epoch)
-    return s._replace(controller=c, requests=add_request(s.requests, request_from(c)))
+    c = _new(Controller, (r, c.leader_epoch + 1, isr, elr, c.partition_epoch + 1, c.controller_epoch))
+    return _evolve(s, controller=c, requests=add_request(s.requests, request_from(c)))
 
 
 def elect_unclean_guard(m, s, r):
@@ -629,8 +674,9 @@ def elect_unclean_guard(m, s, r):
 
 def elect_unclean(m, s, r):
     c = s.controller
-    c = Controller(r, c.leader_epoch + 1, 1 << r, 0, c.partition_epoch + 1, c.controller_epoch)
-    return s._replace(controller=c, requests=add_request(s.requests, request_from(c)), spent=_spend(s, "unclean"))
+    c = _new(Controller, (r, c.leader_epoch + 1, 1 << r, 0, c.partition_epoch + 1, c.controller_epoch))
+    return _evolve(s, controller=c, requests=add_request(s.requests, request_from(c)),
+                   spent=_spend(s.spent, unclean=1))
 
 
 def ctrl_failover_guard(m, s):
@@ -643,8 +689,8 @@ def ctrl_failover(m, s):
     cep = c.controller_epoch + 1
     # the new controller sends its epoch to every live broker (UpdateMetadata)
     replicas = tuple(rep._replace(controller_epoch=cep) if rep.alive else rep for rep in s.replicas)
-    return s._replace(replicas=replicas, controller=c._replace(controller_epoch=cep), zombie=request_from(c),
-                      spent=_spend(s, "failovers"))
+    return _evolve(s, replicas=replicas, controller=c._replace(controller_epoch=cep), zombie=request_from(c),
+                   spent=_spend(s.spent, failovers=1))
 
 
 def zombie_elect_guard(m, s, r):
@@ -658,7 +704,7 @@ def zombie_elect_guard(m, s, r):
 def zombie_elect(m, s, r):
     z = s.zombie
     q = LeaderAndIsr(r, z.leader_epoch + 1, z.isr, z.partition_epoch + 1, z.controller_epoch)
-    return s._replace(requests=add_request(s.requests, q), zombie=None)
+    return _evolve(s, requests=add_request(s.requests, q), zombie=None)
 
 
 ACTIONS = ActionTable([
@@ -668,11 +714,11 @@ ACTIONS = ActionTable([
     Action("inc_hw", inc_hw_guard, inc_hw, _leaders),
     Action("alter_resp", alter_resp_guard, alter_resp, _leaders),
     Action("ctrl_alter", ctrl_alter_guard, ctrl_alter, _leaders),
-    Action("shrink", shrink_guard, shrink, _leader_follower_pairs),
-    Action("expand", expand_guard, expand, _leader_follower_pairs),
-    Action("truncate", truncate_guard, truncate, _followers),
+    Action("shrink", shrink_guard, shrink, _proposals),
+    Action("expand", expand_guard, expand, _proposals),
+    Action("truncate", truncate_guard, truncate, _truncating),
     Action("fetch_hw", fetch_hw_guard, fetch_hw, _fetch_hw_domain),
-    Action("fetch", fetch_guard, fetch, _followers),
+    Action("fetch", fetch_guard, fetch, _fetching),
     Action("crash", crash_guard, crash, _running, fault=True),
     Action("elect", elect_guard, elect, _running),
     Action("elect_unclean", elect_unclean_guard, elect_unclean, _unclean_domain, fault=True),
@@ -712,7 +758,9 @@ class ReplicationModel(Protocol):
         self.init_isr = params["init_isr"] or n
         self.use_symmetry = bool(params.get("symmetry", True))
         self.action_table = ACTIONS
-        self._domains = (None, None)
+        self.domains_for, self.domains_of = None, None      # the state whose Domains were computed last, and them
+        self._one = [(r,) for r in range(n)]                                   # domain entries, built once
+        self._others = [tuple((r, f) for f in range(n) if f != r) for r in range(n)]
         ident = tuple(range(n))
         self._all_perms = [(p, None if p == ident else [self._map_mask(p, m) for m in range(1 << n)])
                            for p in permutations(range(n))]
@@ -752,33 +800,40 @@ class ReplicationModel(Protocol):
 
     def domains(self, s: State) -> Domains:
         """The action domains of a state (cached for the state the action table is enumerating)."""
-        if self._domains[0] is s:
-            return self._domains[1]
-        running, crashed, leaders, followers, pairs, restarts = [], [], [], [], [], []
-        n = self.n
+        if self.domains_for is s:
+            return self.domains_of
+        running, leaders, truncating, fetching, proposals, restarts, applies = [], [], [], [], [], [], []
         requests = s.requests
+        lossy_left = s.spent.lossy < self.max_lossy
+        one, others = self._one, self._others
         for r, rep in enumerate(s.replicas):
             if not rep.alive:
-                crashed.append((r,))
-                restarts.extend((r, keep) for keep in range(len(rep.log) + 1))
+                leo = len(rep.log)
+                restarts.extend([(r, keep) for keep in range(leo + 1)] if lossy_left else [(r, leo)])
                 continue
-            running.append((r,))
+            running.append(one[r])
+            epoch = rep.leader_epoch
+            for i, q in enumerate(requests):
+                if q.leader_epoch > epoch:
+                    applies.append((r, i))
             if rep.leader == r:
-                leaders.append((r,))
-                pairs.extend((r, f) for f in range(n) if f != r)
+                leaders.append(one[r])
+                if may_propose(self, s, rep, r):
+                    proposals.extend(others[r])
+            elif rep.must_truncate:
+                truncating.append(one[r])
             else:
-                followers.append((r,))
-        d = Domains(running, crashed, leaders, followers, pairs, restarts,
-                    [(r, i) for (r,) in running for i, q in enumerate(requests)
-                     if q.leader_epoch > s.replicas[r].leader_epoch])
-        self._domains = (s, d)
+                fetching.append(one[r])
+        d = self.domains_of = _new(Domains, (running, leaders, truncating, fetching, proposals, restarts, applies))
+        self.domains_for = s
         return d
 
     # --- rules shared by several actions ----------------------------------------------------------
     def quorum(self, rep: Replica) -> int:
         """The replicas a leader waits for (HW, acks): its maximal ISR (committed ∪ proposed, KIP-497)."""
-        if rep.alter.isr and not self.b_no_maximal:
-            return rep.isr | rep.alter.isr
+        proposed = rep.alter.isr
+        if proposed and not self.b_no_maximal:
+            return rep.isr | proposed
         return rep.isr
 
     def counts(self, replicas, r: int, f: int) -> bool:
@@ -789,7 +844,8 @@ class ReplicationModel(Protocol):
         return self.b_no_fence or fr.leader_epoch == replicas[r].leader_epoch
 
     def fetch_ok(self, replicas, f: int) -> bool:
-        """Follower f's fetch reaches a running leader that accepts its epoch (KIP-320 fencing)."""
+        """Replica f runs, follows another replica, and its fetch reaches that running leader, which
+        accepts its epoch (KIP-320 fencing)."""
         fr = replicas[f]
         ldr = fr.leader
         if ldr < 0 or ldr == f or not fr.alive:
@@ -825,16 +881,16 @@ class ReplicationModel(Protocol):
         """Replica r after it applies LeaderAndIsr `q`."""
         if q.leader == r:
             since = rep.leading_since if rep.leader == r and rep.leading_since >= 0 else q.leader_epoch
-            return Replica(True, rep.log, rep.hw, q.leader_epoch, q.partition_epoch, q.controller_epoch, r, False,
-                           q.isr, NO_ALTER, len(rep.log), since)
+            return _new(Replica, (True, rep.log, rep.hw, q.leader_epoch, q.partition_epoch, q.controller_epoch, r,
+                                  False, q.isr, NO_ALTER, len(rep.log), since))
         log, hw, trunc = rep.log, rep.hw, True
         if self.b_trunc_hw:            # truncate-to-hw: pre-KIP-101 followers cut their log at the HW
             hw = min(rep.hw, len(rep.log))
             log, trunc = rep.log[:hw], False
         elif self.b_skip_same and q.leader == rep.leader and q.leader != NO_LEADER:
             trunc = rep.must_truncate
-        return Replica(True, log, hw, q.leader_epoch, q.partition_epoch, q.controller_epoch, q.leader, trunc, 0,
-                       NO_ALTER, -1, -1)
+        return _new(Replica, (True, log, hw, q.leader_epoch, q.partition_epoch, q.controller_epoch, q.leader, trunc,
+                              0, NO_ALTER, -1, -1))
 
     def truncation(self, replicas, r: int):
         """(cut, done) of follower r against its leader: where it truncates, and whether the leader
@@ -849,6 +905,11 @@ class ReplicationModel(Protocol):
         ans = end_offset_for(leader_entries(lrep), len(lrep.log), ef)
         return cut, ans is not None and ans[0] == ef and ans[1] >= cut
 
+    def truncation_changes(self, replicas, r: int) -> bool:
+        """Whether follower r's truncation changes anything: it cuts its log or ends the divergence."""
+        cut, done = self.truncation(replicas, r)
+        return done or cut < len(replicas[r].log)
+
     # --- properties --------------------------------------------------------------------------------
     def view(self, s: State) -> ReplView:
         """Map a state onto the shared view of `invariants/replication.py` (cached for the last states)."""
@@ -859,10 +920,10 @@ class ReplicationModel(Protocol):
             return c[3]
         if c[4] is s:
             return c[5]
-        rv = tuple([ReplicaView(rep.alive, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch,
-                                rep.controller_epoch, rep.leader, rep.isr, self.quorum(rep) if rep.leader == i else 0)
-                    for i, rep in enumerate(s.replicas)])
-        v = ReplView(rv, s.controller, s.acked, s.committed, self.min_isr)
+        rv = []
+        for i, rep in enumerate(s.replicas):
+            rv.append(_new(ReplicaView, _VIEWED(rep) + (self.quorum(rep) if rep.leader == i else 0,)))
+        v = _new(ReplView, (tuple(rv), s.controller, s.acked, s.committed, self.min_isr))
         c[4], c[5], c[2], c[3], c[0], c[1] = c[2], c[3], c[0], c[1], s, v
         return v
 
@@ -876,9 +937,7 @@ class ReplicationModel(Protocol):
             return c[1]
         if c[2] is s:
             return c[3]
-        k = s.controller
-        v = EpochView(tuple([(rep.leader_epoch, rep.partition_epoch, rep.controller_epoch) for rep in s.replicas]),
-                      (k.leader_epoch, k.partition_epoch, k.controller_epoch))
+        v = _new(EpochView, (tuple(map(_EPOCHS, s.replicas)), _EPOCHS(s.controller)))
         c[2], c[3], c[0], c[1] = c[0], c[1], s, v
         return v
 
@@ -995,49 +1054,59 @@ class ReplicationModel(Protocol):
                 out |= 1 << j
         return out
 
-    def _permute(self, s: State, p, mm) -> State:
-        """The state with replica i renamed p[i] (`mm` maps bitmasks); built field by field, this
-        is the explorer's hottest path."""
+    def _permute(self, s: State, p, mm, named: bool = True):
+        """The state with replica i renamed p[i] (`mm` maps bitmasks), each replica unpacked into its
+        fields by name; the explorer's hottest path. With `named=False` the same value built as plain
+        tuples (a NamedTuple hashes and compares as the tuple of its fields): what `fingerprint`
+        hashes, at half the cost."""
         pid = self._pid[p]           # pid[x] = p[x], pid[NO_LEADER] = NO_LEADER
-        nreps = [None] * self.n
-        for i, rep in enumerate(s.replicas):
-            alter = rep.alter
+        replicas = s.replicas
+        nreps = []
+        for i in self._inverse[p]:   # new replica k is old replica inverse[k]
+            alive, log, hw, leader_epoch, partition_epoch, controller_epoch, leader, must_truncate, isr, alter, \
+                leso, leading_since = replicas[i]
             if alter.isr:
-                alter = _new(AlterPartition, (mm[alter.isr], alter.applied, alter.stale))
-            nreps[p[i]] = _new(Replica, (rep.alive, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch,
-                                         rep.controller_epoch, pid[rep.leader], rep.must_truncate, mm[rep.isr], alter,
-                                         rep.leso, rep.leading_since))
+                alter = (mm[alter.isr], alter.applied, alter.stale)
+                if named:
+                    alter = _new(AlterPartition, alter)
+            rep = (alive, log, hw, leader_epoch, partition_epoch, controller_epoch, pid[leader], must_truncate, mm[isr],
+                   alter, leso, leading_since)
+            nreps.append(_new(Replica, rep) if named else rep)
         c = s.controller
-        nc = _new(Controller, (pid[c.leader], c.leader_epoch, mm[c.isr], mm[c.elr], c.partition_epoch,
-                               c.controller_epoch))
-        nreqs = [_new(LeaderAndIsr, (pid[q.leader], q.leader_epoch, mm[q.isr], q.partition_epoch, q.controller_epoch))
-                 for q in s.requests]
+        nc = (pid[c.leader], c.leader_epoch, mm[c.isr], mm[c.elr], c.partition_epoch, c.controller_epoch)
+        nreqs = [(pid[q.leader], q.leader_epoch, mm[q.isr], q.partition_epoch, q.controller_epoch) for q in s.requests]
         if len(nreqs) > 1:
             nreqs.sort()
         z = s.zombie
-        nz = None if z is None else _new(LeaderAndIsr, (pid[z.leader], z.leader_epoch, mm[z.isr], z.partition_epoch,
-                                                        z.controller_epoch))
-        return _new(State, (tuple(nreps), nc, tuple(nreqs), nz, s.next_record, s.committed, s.acked, s.spent))
+        nz = None if z is None else (pid[z.leader], z.leader_epoch, mm[z.isr], z.partition_epoch, z.controller_epoch)
+        if not named:
+            return (tuple(nreps), nc, tuple(nreqs), nz, s.next_record, s.committed, s.acked, s.spent)
+        return _new(State, (tuple(nreps), _new(Controller, nc), tuple([_new(LeaderAndIsr, q) for q in nreqs]),
+                            None if nz is None else _new(LeaderAndIsr, nz), s.next_record, s.committed, s.acked,
+                            s.spent))
 
     def candidates(self, s: State, extra=None):
         """Relabellings (p: old index -> new index, mask map or None for the identity) that sort the
         replicas by a label-free signature (plus `extra[i]`, for composed models). The set depends
         only on the orbit of `s`, so the least image over it is a canonical representative."""
         c = s.controller
+        ctrl_leader, ctrl_isr, ctrl_elr = c.leader, c.isr, c.elr
         # leaders first, then the ISR, so that the identity is the usual answer (no relabelling)
-        sigs = [(rep.leader != i, i != c.leader, not c.isr >> i & 1, not rep.alive, rep.log, rep.hw,
-                 rep.leader_epoch, rep.partition_epoch, rep.controller_epoch, rep.must_truncate, rep.leso,
-                 rep.leading_since, rep.leader == NO_LEADER, c.elr >> i & 1, rep.isr >> i & 1, rep.alter.isr != 0,
-                 extra[i] if extra else 0)
-                for i, rep in enumerate(s.replicas)]
-        order = sorted(range(self.n), key=sigs.__getitem__)
-        for k in range(self.n - 1):
+        sigs = []
+        for i, rep in enumerate(s.replicas):
+            leader = rep.leader
+            sigs.append((leader != i, i != ctrl_leader, not ctrl_isr >> i & 1, not rep.alive, _LABEL_FREE(rep),
+                         leader == NO_LEADER, ctrl_elr >> i & 1, rep.isr >> i & 1, rep.alter.isr != 0,
+                         extra[i] if extra else 0))
+        n = self.n
+        order = sorted(range(n), key=sigs.__getitem__)
+        for k in range(n - 1):
             if sigs[order[k]] == sigs[order[k + 1]]:
                 break
         else:
             return (self._by_order[tuple(order)],)
         out = []
-        last = self.n - 1
+        last = n - 1
         for p, mm in self._all_perms:
             inv = self._inverse[p]
             for k in range(last):
@@ -1050,22 +1119,24 @@ class ReplicationModel(Protocol):
     def permute(self, s: State, p, mm) -> State:
         return s if mm is None else self._permute(s, p, mm)
 
-    def canonical(self, s: State) -> State:
+    def canonical(self, s: State, named: bool = True) -> State:
+        """The least image of `s` over its candidate relabellings (`named=False`: as plain tuples)."""
         if not self.use_symmetry:
             return s
         cands = self.candidates(s)
         if len(cands) == 1:
             p, mm = cands[0]
-            return s if mm is None else self._permute(s, p, mm)
+            return s if mm is None else self._permute(s, p, mm, named)
         best = None
         for p, mm in cands:
-            t = s if mm is None else self._permute(s, p, mm)
+            t = s if mm is None else self._permute(s, p, mm, named)
             if best is None or t < best:
                 best = t
         return best
 
     def fingerprint(self, s: State) -> int:
-        return hash(self.canonical(s))
+        """hash(canonical(s)), hashed on the plain-tuple image (the same value)."""
+        return hash(self.canonical(s, False))
 
 
 def make(params: dict, behaviours: frozenset = frozenset()) -> ReplicationModel:

@@ -8,6 +8,14 @@ one machine from its seed alone.
 A step that raises (in `actions`, `step`, an invariant or a `sometimes` predicate) does not end the
 caller: it becomes the violation `exception` (`crash_violation`) at the step where it happened, so
 a crash is a finding with its trace like any broken invariant, and `replay`/shrinking reproduce it.
+
+With `response_bound=N` a walk also judges the protocol's liveness properties as bounded responses
+(model/response.py). Along the walk, and at every step where an obligation starts (a property becomes
+pending, or a fault or the failed node's return leaves it pending) the walk follows a fair tail from
+there: the run as it would go on if the perturbations stopped at that step (only fair moves: no fault,
+not the property's excluded moves; drawn from a generator seeded by the walk's seed, the property's
+name and the step), which must discharge the property within N fair steps, invariants checked on the
+way. Tails draw nothing from the walk's own generator: the walk's trace is the same with or without them.
 """
 from __future__ import annotations
 
@@ -50,7 +58,11 @@ class WalkResult:
     actions: Counter = field(default_factory=Counter)   # action name -> times fired
     abstract_fingerprints: set = field(default_factory=set)
     reached: set = field(default_factory=set)    # names of `sometimes` properties reached
-    trace: Optional[list] = None                 # the actions, when asked for
+    trace: Optional[list] = None                 # the actions, when asked for (a failed tail: the walk, then it)
+    # with a response bound (model/response.py): the fair tails' steps (not in `steps`), and per property the
+    # tails followed and the most fair steps one took to discharge it (the margin the bound leaves)
+    tail_steps: int = 0
+    responses: dict = field(default_factory=dict)       # name -> [tails, longest]
 
 
 class WalkMemo:
@@ -109,26 +121,74 @@ def memo_for(protocol: Protocol) -> Optional[WalkMemo]:
 
 def walk(protocol: Protocol, seed: int, steps: int, *, record_trace: bool = False,
          coverage: bool = False, track_sometimes: bool = True,
-         fingerprint_cache: Optional[dict] = None, memo=None) -> WalkResult:
+         fingerprint_cache: Optional[dict] = None, memo=None, response_bound: int = 0) -> WalkResult:
     """One seeded walk. `fingerprint_cache` (abstract state -> stable fingerprint), shared by the
     caller across many walks, turns the coverage fingerprint of a repeated abstract state into a
     dict lookup. `memo`: a `WalkMemo` to use, None for the protocol's own when it is memo-safe,
-    False for none; the trace and the verdicts are the same either way."""
+    False for none; the trace and the verdicts are the same either way. `response_bound`: fair steps
+    within which each liveness property must be discharged (0: liveness not judged; module docstring)."""
+    watch = None
+    if response_bound:
+        from kverify.model.response import ResponseWatch
+
+        watch = ResponseWatch(protocol, response_bound) or None
     if memo is None:
         memo = memo_for(protocol)
     if memo:
-        return _walk_memo(protocol, seed, steps, memo, record_trace, coverage, track_sometimes, fingerprint_cache)
+        return _walk_memo(protocol, seed, steps, memo, record_trace, coverage, track_sometimes, fingerprint_cache,
+                          watch)
     rng = random.Random(seed)
     res = WalkResult(seed=seed, steps=0, trace=[] if record_trace else None)
     try:
-        _plain_steps(protocol, rng, steps, res, record_trace, coverage, track_sometimes, fingerprint_cache)
+        _plain_steps(protocol, rng, steps, res, record_trace, coverage, track_sometimes, fingerprint_cache, watch)
     except Exception as exc:      # a crash is a finding at the step being taken (res.steps)
         res.violation = crash_violation(exc, res.steps)
     return res
 
 
+def _tails(protocol, res: WalkResult, state, at: int, watch, record_trace: bool) -> bool:
+    """From step `at` (in `state`), one fair tail per obligation the step started (module docstring),
+    until the property is discharged, its bound runs out, or no fair move is enabled. True when one
+    ended in a violation: it is the walk's, and the trace becomes the walk up to `at`, then that tail."""
+    from kverify.model.response import fair
+
+    for clock in watch.started:
+        prop, tail_clock = clock.prop, clock.copy()
+        rng = random.Random(f"{res.seed}:{prop.name}:{at}")
+        s, i, tail, v = state, at, [], None
+        try:
+            while v is None and tail_clock.since is not None:
+                moves = [a for a in protocol.actions(s) if fair(protocol, prop, a)]
+                if not moves:
+                    v = tail_clock.stands_still(s, i, moves)
+                    break
+                a = moves[rng.randrange(len(moves))]
+                i += 1
+                tail.append(a)
+                nxt = protocol.step(s, a)
+                v = protocol.check_step(s, a, nxt, i) if protocol.step_invariants else None
+                if v is None:
+                    v = protocol.check_state(nxt, i)
+                s = nxt
+                if v is None:
+                    v = tail_clock.after(a, s, i)
+        except Exception as exc:     # as in the walk: a crash is a finding at the step being taken
+            v = crash_violation(exc, i)
+        res.tail_steps += len(tail)
+        fig = res.responses.setdefault(prop.name, [0, 0])
+        fig[0] += 1
+        if tail_clock.answered is not None:
+            fig[1] = max(fig[1], tail_clock.answered)
+        if v is not None:
+            res.violation = v
+            if record_trace:
+                res.trace[at:] = tail
+            return True
+    return False
+
+
 def _plain_steps(protocol, rng, steps, res: WalkResult, record_trace, coverage, track_sometimes,
-                 fingerprint_cache) -> None:
+                 fingerprint_cache, watch=None) -> None:
     inits = protocol.init_states()
     state = inits[rng.randrange(len(inits))] if len(inits) > 1 else inits[0]
     check_state = protocol.check_state
@@ -140,6 +200,10 @@ def _plain_steps(protocol, rng, steps, res: WalkResult, record_trace, coverage, 
     if v is not None:
         res.violation = v
         return
+    if watch is not None:
+        watch.start(state)
+        if watch.started and _tails(protocol, res, state, 0, watch, record_trace):
+            return
     for i in range(1, steps + 1):
         acts = list(protocol.actions(state))
         if not acts:
@@ -159,6 +223,10 @@ def _plain_steps(protocol, rng, steps, res: WalkResult, record_trace, coverage, 
         v = check_state(nxt, i)
         state = nxt
         note(state)
+        if v is None and watch is not None:
+            v = watch.after(a, state, i)
+            if v is None and watch.started and _tails(protocol, res, state, i, watch, record_trace):
+                break
         if v is not None:
             res.violation = v
             break
@@ -247,7 +315,7 @@ def _violation(verdict, step_index: int) -> Optional[Violation]:
 
 
 def _walk_memo(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, track_sometimes,
-               fingerprint_cache) -> WalkResult:
+               fingerprint_cache, watch=None):
     """`walk` over a memo: the same draws from the same generator, in the same states. The cyclic
     garbage collector pauses meanwhile: the memo keeps many objects alive, which it would otherwise
     traverse again and again (reference counting still frees what a step drops)."""
@@ -256,7 +324,8 @@ def _walk_memo(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, tr
         gc.disable()
     res = WalkResult(seed=seed, steps=0, trace=[] if record_trace else None)
     try:
-        _memo_steps(protocol, seed, steps, memo, res, record_trace, coverage, track_sometimes, fingerprint_cache)
+        _memo_steps(protocol, seed, steps, memo, res, record_trace, coverage, track_sometimes, fingerprint_cache,
+                    watch)
     except Exception as exc:      # as in `walk`: a crash is a finding at the step being taken
         res.violation = crash_violation(exc, res.steps)
     finally:
@@ -266,7 +335,7 @@ def _walk_memo(protocol, seed, steps, memo: WalkMemo, record_trace, coverage, tr
 
 
 def _memo_steps(protocol, seed, steps, memo: WalkMemo, res: WalkResult, record_trace, coverage, track_sometimes,
-                fingerprint_cache) -> None:
+                fingerprint_cache, watch=None) -> None:
     memo.bind(protocol)
     rng = random.Random(seed)
     inits = protocol.init_states()
@@ -281,6 +350,10 @@ def _memo_steps(protocol, seed, steps, memo: WalkMemo, res: WalkResult, record_t
     if node[3] is not None:
         res.violation = _violation(node[3], 0)
         return
+    if watch is not None:
+        watch.start(node[0])
+        if watch.started and _tails(protocol, res, node[0], 0, watch, record_trace):
+            return
     hits = 0
     for i in range(1, steps + 1):
         acts = node[1]
@@ -312,5 +385,12 @@ def _memo_steps(protocol, seed, steps, memo: WalkMemo, res: WalkResult, record_t
         if node[3] is not None:
             res.violation = _violation(node[3], i)
             break
+        if watch is not None:
+            v = watch.after(a, node[0], i)
+            if v is not None:
+                res.violation = v
+                break
+            if watch.started and _tails(protocol, res, node[0], i, watch, record_trace):
+                break
     memo.hits += hits
     memo.misses += res.steps - hits

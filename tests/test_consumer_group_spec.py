@@ -31,7 +31,7 @@ def cfg(name):
 def test_spec_names_match_the_model():
     info = specmod.parse_file(models.spec_file(MODEL))
     cfgs = [cfgmod.parse_file(p) for p in models.cfg_files(MODEL)]
-    assert len(cfgs) == 2 + len(CG.SUPPORTS)           # small, default, one per behaviour
+    assert len(cfgs) == 3 + len(CG.SUPPORTS)           # small, default, large_1m, one per behaviour
     assert models.differences(models.python_side(MODEL), info, cfgs) == []
     assert {b for c in cfgs for b in cfgmod.bound(MODEL, c).behaviours} == CG.SUPPORTS
 

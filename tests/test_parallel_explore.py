@@ -1,7 +1,9 @@
 """`--engine processes` (model/search/parallel.py): the multi-process search gives the in-process
 explorer's answers on every model and world at small bounds, with and without a behaviour switched on
-(distinct states, transitions, depth, states per level, deadlocks, `sometimes`, violations with the
-very same shortest traces); the CLI flags refuse bad input with one line."""
+(distinct states, transitions, depth, states per level, deadlocks, `sometimes`, the state-graph
+figures and `recoverable`, violations with the very same shortest traces), with the explorer's hash
+or the stable fingerprints; a `--max-states` cut keeps exactly the in-process explorer's first N
+states and says it is partial; the CLI flags refuse bad input with one line."""
 import json
 
 import pytest
@@ -26,13 +28,20 @@ CASES = [
     ("consumer-group", {"members": 1, "topics": 1}, ["kafka-20442-empty-group-assignment-epoch"]),
     ("consumer-group-world", {"members": 1}, []),
 ]
+# bounds where `recoverable` fails (the trace to the first unrecoverable state must be the in-process one)
+UNRECOVERABLE = [
+    ("group", {"members": 2, "partitions": 1, "events": 2, "faults": 1, "commits": 1}, ["kafka-12890-no-sync-barrier"]),
+    ("group-world", {"members": 1, "events": 2, "faults": 1, "losses": 1, "ticks": 0, "request_timeouts": False,
+                     "settle_ticks": 12}, []),
+]
 
 
 def answers(res) -> dict:
     """What two engines must agree on."""
     return {"distinct": res.distinct_states, "transitions": res.transitions, "depth": res.max_depth,
             "per_depth": res.states_per_depth, "deadlocks": res.deadlocks, "sometimes": res.sometimes,
-            "complete": res.complete,
+            "complete": res.complete, "covered_depth": res.covered_depth,
+            "graph": res.graph.to_json() if res.graph is not None else None,
             "violations": [(f.invariant, f.init_index, list(f.actions)) for f in res.violations]}
 
 
@@ -48,24 +57,66 @@ def test_every_registered_model_is_covered():
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_processes_engine_gives_the_in_process_answers(case):
     name, params, beh = case
-    ref = explore(registry.build(name, params, beh), graph=False)
+    ref = explore(registry.build(name, params, beh))
     got = explore_processes(registry.build(name, params, beh), workers=2)
     assert answers(got) == answers(ref)
     assert got.distinct_states > 1
     if beh:
         assert got.violations, "the switched-on behaviour must be caught"
+    else:
+        assert got.graph.analysed and got.graph.edges > 0, "recoverability is checked, not skipped"
+
+
+@pytest.mark.parametrize("case", UNRECOVERABLE, ids=case_id)
+def test_processes_engine_finds_the_in_process_unrecoverable_states(case):
+    name, params, beh = case
+    ref = explore(registry.build(name, params, beh))
+    got = explore_processes(registry.build(name, params, beh), workers=3)
+    assert answers(got) == answers(ref)
+    assert got.graph.unrecoverable > 0 and "recoverable" in [f.invariant for f in got.violations]
 
 
 def test_three_workers_and_symmetry_off_agree_too():
     name, params, beh = CASES[3]
-    ref = explore(registry.build(name, params, beh), graph=False, symmetry=False)
+    ref = explore(registry.build(name, params, beh), symmetry=False)
     got = explore_processes(registry.build(name, params, beh), workers=3, symmetry=False)
     assert answers(got) == answers(ref)
 
 
-def test_a_cut_search_says_it_is_partial():
-    got = explore_processes(registry.build("replication", {"replicas": 2, "records": 1}), workers=2, max_states=500)
-    assert not got.complete and got.stopped == "max-states" and got.distinct_states >= 500
+@pytest.mark.parametrize("case", [c for c in CASES if not c[2]], ids=case_id)
+def test_stable_fingerprints_give_the_same_answers(case):
+    name, params, beh = case
+    ref = explore(registry.build(name, params, beh), graph=False)
+    got = explore_processes(registry.build(name, params, beh), workers=2, stable=True, graph_limit=0)
+    assert answers(got) == answers(ref)
+
+
+def test_the_graph_limit_is_the_in_process_one():
+    name, params, beh = CASES[4]                 # replication: about 4k states
+    ref = explore(registry.build(name, params, beh), graph_limit=1000)
+    got = explore_processes(registry.build(name, params, beh), workers=2, graph_limit=1000)
+    assert answers(got) == answers(ref) and not got.graph.analysed and "more than 1000" in got.graph.note
+
+
+@pytest.mark.parametrize("cap", [37, 500, 1234])
+def test_a_state_budget_cut_keeps_the_in_process_first_states_and_says_it_is_partial(cap):
+    def build():
+        return registry.build("replication", {"replicas": 2, "records": 1})
+    ref = explore(build(), max_states=cap)
+    got = explore_processes(build(), workers=2, max_states=cap)
+    assert not got.complete and got.stopped == "max-states" and got.distinct_states == cap == ref.distinct_states
+    assert got.covered_depth == ref.covered_depth and got.unexpanded > 0
+    assert got.sometimes == ref.sometimes and got.violations == [] and not got.graph.analysed
+    assert "stopped before it was complete" in got.graph.note
+
+
+def test_stop_on_first_reports_the_first_violation_and_stops():
+    name, params, beh = CASES[5]                 # replication with hw-ignores-min-isr
+    ref = explore(registry.build(name, params, beh))
+    got = explore_processes(registry.build(name, params, beh), workers=2, stop_on_first=True)
+    assert not got.complete and got.stopped == "violation" and got.distinct_states < ref.distinct_states
+    first = min(ref.violations, key=lambda f: len(f.actions))
+    assert [(f.invariant, f.actions) for f in got.violations][0] == (first.invariant, first.actions)
 
 
 def _cli(capsys, *argv):

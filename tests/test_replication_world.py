@@ -15,9 +15,9 @@ from kverify.stateful_tests.machine import run_machine
 # one partition, full ISR, no controller failover (3 brokers, every acks setting, a preferred election)
 SINGLE = dict(RW.WALK_BOUNDS, partitions=1, failovers=0, init_isr=0)
 SMALLEST = dict(SINGLE, brokers=2, preferred=0)
-# Controller failovers together with message loss make the correct cluster break I-RQS (a leader forgets its
-# in-flight ISR expansion while no controller exists: reported to repl in docs/notes/requests.md), so the
-# rich control world has one of the two each.
+# Controller failovers together with message loss once made the correct cluster break I-RQS (a leader forgot
+# its in-flight ISR expansion while no controller existed; fixed in impl/replication/cluster.py `_propose_isr`);
+# the rich control world keeps one of the two each.
 RICH = dict(RW.WALK_BOUNDS, brokers=4, partitions=2, crashes=3, lossy=1, reassignments=2, failovers=0,
             ticks=2, drops=2, records=3, acks="-1,1,0")
 RICH_FAILOVER = dict(RICH, failovers=1, drops=0)

@@ -44,3 +44,64 @@ def test_shapes_it_cannot_inline_are_called_and_a_changed_table_is_recompiled():
     assert table.enabled(3, 3) == [("jump", 3)]
     table.actions = (jump,)
     assert table.enabled(3, 1) == [("jump", 1)]
+
+
+# --- what the compiled function shares between actions: domains, attribute reads -----------------
+class _Box:
+    """A state whose `inner` may be None: a guard reads `s.inner.size` only behind a test."""
+
+    def __init__(self, inner, flag=True):
+        self.inner, self.flag = inner, flag
+
+
+class _Inner:
+    def __init__(self, size):
+        self.size = size
+
+
+def _has_room(proto, s, k):
+    return s.inner is not None and s.inner.size > k
+
+
+def _room_again(proto, s, k):
+    return s.flag and s.inner is not None and s.inner.size > k + 1
+
+
+_CALLS: list = []
+
+
+def _counted(proto, s):
+    _CALLS.append(s)
+    return (x for x in ((0,), (1,), (2,)))        # a generator: must not be spent by the first action
+
+
+def test_a_read_that_raises_when_hoisted_falls_back_to_the_guards_own_order():
+    grow = Action("grow", _has_room, lambda proto, s, k: s, domain=_counted)
+    again = Action("again", _room_again, lambda proto, s, k: s, domain=_counted)
+    table = ActionTable([grow, again])
+    fast = compile_enabled(table.actions)
+    for s in (_Box(None), _Box(_Inner(0)), _Box(_Inner(2)), _Box(_Inner(3), flag=False)):
+        want = table.enabled_plain(None, s)
+        _CALLS.clear()
+        assert fast(None, s) == want
+        assert len(_CALLS) <= 2                    # once per state, plus once if the hoisted reads fell back
+    _CALLS.clear()
+    assert fast(None, _Box(_Inner(3))) == [("grow", 0), ("grow", 1), ("grow", 2), ("again", 0), ("again", 1)]
+    assert len(_CALLS) == 1                        # the shared domain is called once per state
+
+
+def _shadows_its_state(proto, s):
+    s = s - 10                                     # reassigns its parameter: inlining would change `s` for the next guard
+    return s > 0
+
+
+def _plain_small(proto, s):
+    return s < 100
+
+
+def test_a_guard_reassigning_its_parameter_is_called_not_inlined():
+    table = ActionTable([Action("shadow", _shadows_its_state, lambda proto, s: s),
+                         Action("small", _plain_small, lambda proto, s: s)])
+    for s in (5, 50, 105, 500):
+        assert table.enabled(None, s) == table.enabled_plain(None, s)
+    assert table.enabled(None, 105) == [("shadow",)]

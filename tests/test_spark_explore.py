@@ -1,23 +1,28 @@
 """`--engine spark` (kverify/spark/explore.py): the level-synchronous search on Spark (local[2], one
 session for the module) gives the in-process explorer's answers on every model and world at small
-bounds, with and without a behaviour switched on, including the very same shortest traces rebuilt
-from the parent links kept on the executors; the CLI writes the usual counterexample record."""
+bounds, with and without a behaviour switched on (distinct states, transitions, depth, states per
+level, deadlocks, `sometimes`, the state-graph figures and `recoverable`, the very same shortest
+traces rebuilt from the parent links kept on the executors), with the explorer's hash or the stable
+fingerprints; a `--max-states` cut is the in-process one; the CLI writes the usual counterexample record."""
 import json
 
 import pytest
 
 from kverify.model import registry
 from kverify.model.explore import explore
-from test_parallel_explore import CASES, answers, case_id
+from kverify.model.protocol import action_to_json
+from test_parallel_explore import CASES, UNRECOVERABLE, answers, case_id
+
+pytestmark = pytest.mark.slow                # two Spark jobs a level: about a second each on a loaded machine
 
 MASTER = "local[2]"
-# one case a model (a Spark level costs about a second of scheduling on a loaded machine): the
-# behaviour case where the model has one among CASES; tests/test_parallel_explore.py runs them all
+# one case a model: the behaviour case where the model has one among CASES (tests/test_parallel_explore.py
+# runs them all on worker processes), plus a bound where `recoverable` fails
 SPARK_CASES = [c for c in CASES if c[2]] + [c for c in CASES if not any(d[0] == c[0] and d[2] for d in CASES)]
 SMALLER = {("offsets", ()): {"replicas": 2, "records": 1, "epochs": 1, "min_isr": 1},          # 11 levels, not 15
            ("consumer-group", ("kafka-20442-empty-group-assignment-epoch",)):
                {"members": 1, "topics": 1, "losses": 0, "commits": 0}}                       # 9 levels, not 13
-SPARK_CASES = [(n, SMALLER.get((n, tuple(b)), p), b) for n, p, b in SPARK_CASES]
+SPARK_CASES = [(n, SMALLER.get((n, tuple(b)), p), b) for n, p, b in SPARK_CASES] + UNRECOVERABLE[:1]
 
 
 @pytest.fixture(scope="module")
@@ -29,21 +34,35 @@ def spark():
     session.stop()
 
 
-def test_spark_cases_cover_every_model_once():
-    assert sorted(c[0] for c in SPARK_CASES) == sorted(registry.names())
+def _spark(name, params, beh, **kw):
+    from kverify.spark.explore import explore_spark
+
+    return explore_spark(name, {k: str(v) for k, v in params.items()}, beh, master=MASTER, **kw)
+
+
+def test_spark_cases_cover_every_model():
+    assert {c[0] for c in SPARK_CASES} == set(registry.names())
 
 
 @pytest.mark.parametrize("case", SPARK_CASES, ids=case_id)
 def test_spark_engine_gives_the_in_process_answers(spark, case):
-    from kverify.spark.explore import explore_spark
-
     name, params, beh = case
-    ref = explore(registry.build(name, params, beh), graph=False)
-    got, drv = explore_spark(name, {k: str(v) for k, v in params.items()}, beh, master=MASTER, partitions=2)
+    ref = explore(registry.build(name, params, beh))
+    got, drv = _spark(name, params, beh, partitions=3)
     assert answers(got) == answers(ref)
-    assert drv.bytes > 0
+    assert drv.bytes > 0 and not drv.stable           # local master: the explorer's hash
     if beh:
         assert got.violations
+    else:
+        assert got.graph.analysed, "recoverability is checked, not skipped"
+
+
+def test_stable_fingerprints_and_a_state_budget_cut_on_spark(spark):
+    name, params, beh = "replication", {"replicas": 2, "records": 1}, []
+    ref = explore(registry.build(name, params, beh), max_states=700)
+    got, drv = _spark(name, params, beh, partitions=2, stable=True, max_states=700)
+    assert drv.stable and answers(got) == answers(ref)
+    assert not got.complete and got.stopped == "max-states" and got.distinct_states == 700 and got.unexpanded > 0
 
 
 def test_cli_spark_engine_writes_the_record(spark, capsys, tmp_path):
@@ -59,5 +78,6 @@ def test_cli_spark_engine_writes_the_record(spark, capsys, tmp_path):
     assert rc == 1
     assert out["distinct_states"] == ref.distinct_states and out["transitions"] == ref.transitions
     (v,) = out["violations"]
-    assert v["invariant"] == "generation-monotonicity" and len(v["actions"]) == len(ref.violations[0].actions)
+    assert v["invariant"] == "generation-monotonicity"
+    assert v["actions"] == [action_to_json(a) for a in ref.violations[0].actions]
     assert json.load(open(v["file"]))["invariant"] == "generation-monotonicity"

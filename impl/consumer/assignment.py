@@ -7,7 +7,7 @@ partition, so equal assignments give equal messages).
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable
 
 from kverify.impl.consumer.messages import TopicPartitions
 
@@ -19,25 +19,6 @@ def to_topic_partitions(assignment: Iterable) -> tuple:
     for topic_id, partition in assignment:
         by_topic.setdefault(topic_id, []).append(partition)
     return tuple(TopicPartitions(t, tuple(sorted(ps))) for t, ps in sorted(by_topic.items()))
-
-
-def from_topic_partitions(tps: Optional[Iterable]) -> Optional[frozenset]:
-    """None stays None (the field was not sent)."""
-    if tps is None:
-        return None
-    return frozenset((tp.topic_id, p) for tp in tps for p in tp.partitions)
-
-
-def topics_of(assignment: Iterable) -> frozenset:
-    return frozenset(t for t, _ in assignment)
-
-
-def by_topic(assignment: Iterable) -> dict:
-    """{topic_id: frozenset(partitions)} (the shape of Kafka's Map<Uuid, Set<Integer>>)."""
-    out: dict = {}
-    for t, p in assignment:
-        out.setdefault(t, set()).add(p)
-    return {t: frozenset(ps) for t, ps in out.items()}
 
 
 def from_by_topic(mapping) -> frozenset:

@@ -1,7 +1,7 @@
 """How the coordinator calls a server-side assignor (ConsumerGroupPartitionAssignor.assign).
 
 Why it exists: the Kafka-exact assignors live in impl/consumer/assignors/ (another engineer's
-package); the coordinator only needs the call shape agreed in docs/notes/requests.md:
+package); the coordinator only needs its call shape (impl/consumer/assignors/__init__.py):
 `assignor.assign(GroupSpec, TopicDescriber) -> {member_id: {topic_id: frozenset(partitions)}}`,
 raising `PartitionAssignorError` where Kafka throws PartitionAssignorException. When that package
 cannot be imported, structurally equal stand-ins below keep the coordinator usable.

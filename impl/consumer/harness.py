@@ -3,20 +3,19 @@
 Why it exists: tests and examples need the client and the coordinator talking without a world
 model: requests travel FIFO and are never lost (unless `drop(name, request)` says so; the client
 then sees `on_failure` when `fail_lost()` is called), replies return to the client whose
-correlation id they carry, and time moves only through `advance`. Like impl/member/harness.py
-for the classic protocol; the world model (K3) replaces it with a lossy, reordering network.
+correlation id they carry (impl/fifo_driver.py, shared with impl/member/harness.py, the classic
+protocol's driver), and time moves only through `advance`; the world model (K3) replaces it with a
+lossy, reordering network.
 """
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import replace
 
 from kverify.impl.consumer.client import ConsumerMember
+from kverify.impl.fifo_driver import CID_STRIDE, FifoDriver
 
-CID_STRIDE = 1_000_000
 
-
-class ConsumerHarness:
+class ConsumerHarness(FifoDriver):
     def __init__(self, coordinator, configs: dict, behaviours=frozenset(), observer=None, drop=None,
                  drop_reply=None):
         """`configs`: {name: ClientConfig} (correlation bases are assigned here); `observer(h)` is
@@ -27,7 +26,7 @@ class ConsumerHarness:
         self.observer = observer
         self.drop = drop
         self.drop_reply = drop_reply
-        self.lost = []                      # (name, request) dropped
+        self._init_fifo()
         self.lost_replies = []              # (name, correlation id) whose reply was dropped
         self.members = {}
         names = {t.name: t.topic_id for t in coordinator.topics.topics}
@@ -36,15 +35,10 @@ class ConsumerHarness:
             self.members[name] = ConsumerMember(replace(cfg, correlation_base=i * CID_STRIDE,
                                                         topic_names=topic_names), behaviours,
                                                 now=coordinator.now)
-        self.requests = deque()
-        self.delivered = []                 # (name, request, [responses])
 
     @property
     def now(self) -> int:
         return self.coord.now
-
-    def owner(self, cid: int) -> str:
-        return list(self.members)[cid // CID_STRIDE - 1]
 
     def act(self, name: str, action: str, *args, deliver: bool = True) -> list:
         reqs = getattr(self.members[name], action)(*args, now=self.now)
@@ -52,13 +46,6 @@ class ConsumerHarness:
         if deliver:
             self.deliver_all()
         return reqs
-
-    def send(self, name, requests) -> None:
-        for r in requests:
-            if self.drop is not None and self.drop(name, r):
-                self.lost.append((name, r))
-            else:
-                self.requests.append((name, r))
 
     def fail_lost(self) -> None:
         """Tell each client its lost requests failed (a request timeout)."""
@@ -68,20 +55,6 @@ class ConsumerHarness:
         for name, cid in lost:
             self.send(name, self.members[name].on_failure(cid, self.now))
         self.deliver_all()
-
-    def deliver_all(self, max_messages: int = 100_000) -> int:
-        n = 0
-        while self.requests:
-            n += 1
-            if n > max_messages:
-                raise RuntimeError(f"more than {max_messages} messages without quiescence")
-            name, req = self.requests.popleft()
-            replies = self.coord.handle(req)
-            self.delivered.append((name, req, [r.response for r in replies]))
-            self.route(replies)
-            if self.observer is not None:
-                self.observer(self)
-        return n
 
     def route(self, replies) -> None:
         for reply in replies:

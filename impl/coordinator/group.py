@@ -94,9 +94,6 @@ class Member:
     def is_static(self) -> bool:
         return self.group_instance_id is not None
 
-    def protocol_names(self) -> frozenset:
-        return frozenset(name for name, _ in self.protocols)
-
     def metadata(self, protocol: str) -> bytes:
         for name, meta in self.protocols:
             if name == protocol:
@@ -106,12 +103,6 @@ class Member:
     def matches(self, protocols) -> bool:
         """Same protocols, same order, same metadata bytes (`MemberMetadata.matches`)."""
         return tuple(protocols) == self.protocols
-
-    def vote(self, candidates) -> str:
-        for name, _ in self.protocols:
-            if name in candidates:
-                return name
-        raise IllegalStateError(f"Member {self.member_id} does not support any of the candidate protocols")
 
     def satisfied_heartbeat(self) -> bool:
         """`hasSatisfiedHeartbeat` at a moment when no heartbeat is being completed (digest §5.3)."""
@@ -179,32 +170,17 @@ class Group:
                 tuple(sorted((pid, tuple(sorted(p.items()))) for pid, p in self.pending_txn_offsets.items())))
 
     # ---- state --------------------------------------------------------------------------------
-    def is_(self, state: str) -> bool:
-        return self.state == state
-
     def transition_to(self, target: str, now: int) -> None:
         check_transition(self.group_id, self.state, target)
         self.state = target
         self.state_timestamp = now
 
     # ---- membership ---------------------------------------------------------------------------
-    def has(self, member_id: str) -> bool:
-        return member_id in self.members
-
-    def is_leader(self, member_id: str) -> bool:
-        return self.leader_id == member_id
-
-    def size(self) -> int:
-        return len(self.members)
-
     def rebalance_timeout_ms(self) -> int:
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join and not self.pending_members
-
-    def not_yet_rejoined(self) -> list:
-        return [m for m in self.members.values() if m.awaiting_join is None]
 
     def supports_protocols(self, protocol_type: str, protocol_names) -> bool:
         if self.state == EMPTY:
@@ -212,10 +188,6 @@ class Group:
         n = len(self.members)
         return self.protocol_type == protocol_type and any(
             self.supported_protocols.get(p, 0) == n for p in protocol_names)
-
-    def candidate_protocols(self) -> set:
-        n = len(self.members)
-        return {p for p, c in self.supported_protocols.items() if c == n}
 
     def select_protocol(self) -> str:
         return select_protocol([m.protocols for m in self.members.values()])

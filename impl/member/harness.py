@@ -1,21 +1,20 @@
 """A tiny deterministic driver wiring members to one coordinator, for tests and examples.
 
-Messages travel FIFO and are never lost (unless a test stages a loss with `drop`): requests queue in the order members emit them, each is
-handled by the coordinator, and every reply goes back to the member whose correlation id it
-carries. Time moves only through `advance`. The world model (issue #5) replaces this with a
+Messages travel FIFO and are never lost (unless a test stages a loss with `drop`): requests queue in
+the order members emit them, each is handled by the coordinator, and every reply goes back to the
+member whose correlation id it carries (impl/fifo_driver.py, shared with the KIP-848 driver). Time
+moves only through `advance`. The world model (issue #5) replaces this with a
 nondeterministic lossy network; nothing in `Member` depends on this delivery order.
 """
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import replace
 
+from kverify.impl.fifo_driver import CID_STRIDE, FifoDriver
 from kverify.impl.member.member import Member
 
-CID_STRIDE = 1_000_000          # member i uses correlation ids i*CID_STRIDE + 1, + 2, ...
 
-
-class Harness:
+class Harness(FifoDriver):
     def __init__(self, coordinator, configs, behaviours=frozenset(), observer=None, drop=None):
         """`configs`: {name: MemberConfig}; names keep their insertion order for every step.
         `observer(harness)`, if given, is called after every delivered message and timer step;
@@ -24,23 +23,18 @@ class Harness:
         self.coord = coordinator
         self.observer = observer
         self.drop = drop
-        self.lost = []                   # (member name, request) dropped by `drop`
+        self._init_fifo()
         self.members = {}
         for i, (name, cfg) in enumerate(configs.items(), start=1):
             self.members[name] = Member(replace(cfg, correlation_base=i * CID_STRIDE), behaviours,
                                         now=coordinator.now)
         self.started = set()             # members whose application has called start()/restart()
         self.no_poll = set()             # started members whose poll thread is stalled (ticks only)
-        self.requests = deque()          # (member name, request)
-        self.delivered = []              # (member name, request, [responses]) in delivery order
         self.dropped_replies = 0         # replies for a member that ignored them (crashed, stale)
 
     @property
     def now(self) -> int:
         return self.coord.now
-
-    def owner(self, correlation_id: int) -> str:
-        return list(self.members)[correlation_id // CID_STRIDE - 1]
 
     # ---- member actions -----------------------------------------------------------------------
     def act(self, name: str, action: str, *args, deliver: bool = True, **kwargs) -> list:
@@ -54,13 +48,6 @@ class Harness:
             self.deliver_all()
         return reqs
 
-    def send(self, name: str, requests):
-        for r in requests:
-            if self.drop is not None and self.drop(name, r):
-                self.lost.append((name, r))
-                continue
-            self.requests.append((name, r))
-
     def poll_all(self, deliver: bool = True):
         for name in self.members:
             if name in self.started:
@@ -68,22 +55,7 @@ class Harness:
         if deliver:
             self.deliver_all()
 
-    # ---- delivery and time --------------------------------------------------------------------
-    def deliver_all(self, max_messages: int = 100_000) -> int:
-        """Deliver queued requests FIFO (and the requests their replies cause) until none is left."""
-        n = 0
-        while self.requests:
-            n += 1
-            if n > max_messages:
-                raise RuntimeError(f"more than {max_messages} messages without quiescence")
-            name, req = self.requests.popleft()
-            replies = self.coord.handle(req)
-            self.delivered.append((name, req, [r.response for r in replies]))
-            self.route(replies)
-            if self.observer is not None:
-                self.observer(self)
-        return n
-
+    # ---- delivery (deliver_all: FifoDriver) and time ----------------------------------------------
     def route(self, replies):
         """Hand each coordinator reply to the member whose correlation id it carries."""
         for reply in replies:

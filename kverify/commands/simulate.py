@@ -37,6 +37,11 @@ def add_arguments(parser):
                         help="seeds walked by one Spark task (default: runs/16, clamped to 1000..10000)")
     parser.add_argument("--out", default="kverify-simulate", help="output directory (default ./kverify-simulate)")
     parser.add_argument("--no-reports", action="store_true", help="do not re-run and shrink the violations")
+    from kverify.model.response import DEFAULT_BOUND
+
+    parser.add_argument("--response-bound", type=int, default=DEFAULT_BOUND, metavar="N",
+                        help="fair steps within which a started liveness obligation must be discharged "
+                             f"(model/response.py; default {DEFAULT_BOUND}; 0: liveness not judged)")
     parser.add_argument("--progress", dest="progress", action="store_const", const=True, default=None,
                         help="show the progress bar (default: only when stderr is a terminal)")
     parser.add_argument("--no-progress", dest="progress", action="store_const", const=False,
@@ -74,9 +79,12 @@ def run(args) -> int:
         world = resolve(args.world, _kv(args.param, "--param"), args.behaviour, args.steps)
     except WorldError as exc:
         raise UsageError(str(exc)) from None
+    if args.response_bound < 0:
+        raise UsageError(f"--response-bound must be 0 (off) or a number of steps, got {args.response_bound}")
     cfg = SimConfig(world=world, runs=args.runs, out=args.out, seed=args.seed, engine=args.engine,
                     master=args.master, spark_conf=_kv(args.conf, "--conf"), per_range=args.seeds_per_task,
-                    progress=args.progress, write_reports=not args.no_reports)
+                    progress=args.progress, write_reports=not args.no_reports,
+                    response_bound=args.response_bound)
     if not args.json:
         where = f"Spark {args.master}" if args.engine == "spark" else "inline"
         print(f"simulate {world.name}: {args.runs} runs x {args.steps} steps, seeds {args.seed}.."
@@ -112,6 +120,10 @@ def _print_human(s, out, unreached, lost):
     if lost:
         print(f"LOST: {lost} seeds were requested but not run")
     print("actions: " + (", ".join(f"{k} {v:,}" for k, v in s["actions"].items()) or "none"))
+    live = s["liveness"]
+    if live.get("properties"):
+        print(f"liveness (bounded response, {live['response_bound']} fair steps): " + ", ".join(
+            f"{k} {v['tails']:,} fair tails, longest response {v['longest']}" for k, v in live["properties"].items()))
     for name in unreached:
         print(f"SOMETIMES NEVER REACHED: {name}")
     if not s["violations"]:

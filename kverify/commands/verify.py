@@ -40,7 +40,11 @@ def add_arguments(parser):
     parser.add_argument("--behaviour", action="append", default=[], metavar="NAME",
                         help="switch on a historical behaviour in every check (repeatable)")
     parser.add_argument("--only", action="append", default=[], metavar="PREFIX",
-                        help="run only checks whose name starts with PREFIX (repeatable)")
+                        help="run only checks whose name starts with PREFIX (repeatable; end it with $ for "
+                             "exactly that name)")
+    parser.add_argument("--fail-fast", action="store_true",
+                        help="stop at the first check that fails the gate (FAIL, or INCONCLUSIVE under --strict); "
+                             "the checks not run are INCONCLUSIVE")
     parser.add_argument("--baseline", nargs="?", const=DEFAULT_BASELINE, metavar="FILE",
                         help=f"known violations that do not fail the gate (default file: {DEFAULT_BASELINE})")
 
@@ -80,7 +84,10 @@ def run(args) -> int:
     out = args.out or os.path.join("reports", "out", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(out, exist_ok=True)
     deadline = started + args.max_seconds if args.max_seconds else None
-    checks = [c for c in plan(args.profile) if not args.only or any(c.name.startswith(p) for p in args.only)]
+    checks = [c for c in plan(args.profile) if not args.only or any(
+        c.name == p[:-1] if p.endswith("$") else c.name.startswith(p) for p in args.only)]
+    if args.fail_fast and baseline is not None:
+        raise UsageError("--fail-fast stops at the first FAIL before the baseline can excuse it: drop one of them")
     if not checks:
         raise UsageError("no check matches --only " + " ".join(args.only) if args.only else "this build has no checks")
     log = sys.stderr if args.json else sys.stdout
@@ -90,6 +97,7 @@ def run(args) -> int:
     ctx = Context(profile=args.profile, out_dir=out, seed=seed, behaviours=behaviours, deadline=deadline,
                   progress=not args.json)
     results: list[CheckResult] = []
+    stopped = "interrupted"        # why checks were not run, if some were not
     try:
         for check in checks:
             t0 = time.monotonic()
@@ -101,10 +109,13 @@ def run(args) -> int:
             res.seconds = round(time.monotonic() - t0, 3)
             results.append(res)
             print(verdict_line(res), file=log, flush=True)
+            if args.fail_fast and (res.verdict == FAIL or (strict and res.verdict == INCONCLUSIVE)):
+                stopped = "--fail-fast"
+                break
     finally:
         # written in every case, an interrupted run included (the checks not run are INCONCLUSIVE)
         done = {r.name for r in results}
-        results += [CheckResult(c.name, c.category, INCONCLUSIVE, "not run: interrupted", cut="interrupted")
+        results += [CheckResult(c.name, c.category, INCONCLUSIVE, f"not run: {stopped}", cut=stopped)
                     for c in checks if c.name not in done]
         if baseline is not None:
             apply_baseline(results, baseline)

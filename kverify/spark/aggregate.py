@@ -8,7 +8,9 @@ number of distinct seeds in the requested range is what `runs_completed` reports
 shows as runs_completed < runs_requested rather than disappearing silently.
 
 Per invariant the exemplar is the run that broke it earliest (smallest step, then smallest seed):
-the cheapest to re-run and shrink. A deadlock counts as the pseudo-invariant "deadlock".
+the cheapest to re-run and shrink. A deadlock counts as the pseudo-invariant "deadlock"; a liveness
+property whose bounded response failed (model/response.py) counts under its own name, like an invariant.
+The liveness figures add up the same way: fair tails per property (a sum), their longest response (a max).
 """
 from __future__ import annotations
 
@@ -33,11 +35,15 @@ class Totals:
     distinct_exact: bool = True
     actions: dict = field(default_factory=dict)          # action name -> times fired
     reached: list = field(default_factory=list)          # `sometimes` goals reached by some run
+    tail_steps: int = 0                                  # steps of the walks' fair tails (liveness)
+    tails: dict = field(default_factory=dict)            # liveness property -> fair tails followed
+    longest: dict = field(default_factory=dict)          # liveness property -> longest fair response (steps)
 
     def comparable(self) -> dict:
         """Everything two engines must agree on for the same seeds."""
         return {k: getattr(self, k) for k in ("runs_completed", "steps", "violations", "exemplars",
-                                              "distinct_abstract_states", "actions", "reached")}
+                                              "distinct_abstract_states", "actions", "reached", "tail_steps",
+                                              "tails", "longest")}
 
 
 def _finding(row):
@@ -75,12 +81,18 @@ def from_rows(rows, first_seed: int, runs: int) -> Totals:
             actions[name] = actions.get(name, 0) + n
         reached.update(row.reached)
         fps.update(row.fingerprints)
+        t.tail_steps += row.tail_steps
+        for name, n in row.tails.items():
+            t.tails[name] = t.tails.get(name, 0) + n
+        for name, m in row.longest.items():
+            t.longest[name] = max(t.longest.get(name, 0), m)
     t.runs_completed = len(seen)
     t.distinct_abstract_states = len(fps)
     t.violations = dict(sorted(t.violations.items()))
     t.exemplars = dict(sorted(t.exemplars.items()))
     t.actions = dict(sorted(actions.items()))
     t.reached = sorted(reached)
+    t.tails, t.longest = dict(sorted(t.tails.items())), dict(sorted(t.longest.items()))
     return t
 
 
@@ -95,7 +107,7 @@ def from_dataframe(df, first_seed: int, runs: int, *, exact_limit: int = EXACT_D
     counts = df.agg(F.count(F.lit(1)).alias("rows"),
                     F.sum(F.when(inside, 0).otherwise(1)).alias("foreign"),
                     F.countDistinct(F.when(inside, F.col("seed"))).alias("runs"),
-                    F.sum("steps").alias("steps"),
+                    F.sum("steps").alias("steps"), F.sum("tail_steps").alias("tail_steps"),
                     F.sum(F.size("fingerprints")).alias("fp_rows")).collect()[0]
     t.rows, t.foreign_rows, t.runs_completed = int(counts["rows"]), int(counts["foreign"] or 0), int(counts["runs"])
     t.duplicate_rows = t.rows - t.foreign_rows - t.runs_completed
@@ -103,33 +115,46 @@ def from_dataframe(df, first_seed: int, runs: int, *, exact_limit: int = EXACT_D
     if t.duplicate_rows or t.foreign_rows:
         # rows of one seed are identical (walks are deterministic): keep one of each
         runs_df = df.where(inside).dropDuplicates(["seed"])
-        again = runs_df.agg(F.sum("steps").alias("steps"), F.sum(F.size("fingerprints")).alias("fp_rows")).collect()[0]
+        again = runs_df.agg(F.sum("steps").alias("steps"), F.sum("tail_steps").alias("tail_steps"),
+                            F.sum(F.size("fingerprints")).alias("fp_rows")).collect()[0]
         t.steps, fp_rows = int(again["steps"] or 0), int(again["fp_rows"] or 0)
+        t.tail_steps = int(again["tail_steps"] or 0)
     else:
         t.steps, fp_rows = int(counts["steps"] or 0), int(counts["fp_rows"] or 0)
+        t.tail_steps = int(counts["tail_steps"] or 0)
 
     finding = (F.when(F.col("invariant").isNotNull(), F.col("invariant"))
                .when(F.col("deadlock"), F.lit(DEADLOCK)))
     at = F.when(F.col("invariant").isNotNull(), F.col("violation_step")).otherwise(F.col("steps"))
-    fact = lambda kind, name, n, best: F.struct(F.lit(kind).alias("kind"), name.alias("name"),  # noqa: E731
-                                                n.cast("long").alias("n"), best.alias("best"))
-    no_best = F.lit(None).cast("struct<at:int,seed:long>")
+    # a fact: (kind, name, n summed, best: the earliest (step, seed) of a finding, m: maxed)
+    fact = lambda kind, name, n, best=None, m=None: F.struct(  # noqa: E731
+        F.lit(kind).alias("kind"), name.alias("name"), n.cast("long").alias("n"),
+        (best if best is not None else F.lit(None).cast("struct<at:int,seed:long>")).alias("best"),
+        (m if m is not None else F.lit(None)).cast("long").alias("m"))
     facts = F.concat(
-        F.transform(F.map_entries("actions"), lambda e: fact("action", e["key"], e["value"], no_best)),
-        F.transform("reached", lambda r: fact("reached", r, F.lit(1), no_best)),
+        F.transform(F.map_entries("actions"), lambda e: fact("action", e["key"], e["value"])),
+        F.transform("reached", lambda r: fact("reached", r, F.lit(1))),
+        F.transform(F.map_entries("tails"), lambda e: fact("tails", e["key"], e["value"])),
+        F.transform(F.map_entries("longest"), lambda e: fact("longest", e["key"], F.lit(0), m=e["value"])),
         F.when(finding.isNotNull(),
                F.array(fact("finding", finding, F.lit(1),
                             F.struct(at.cast("int").alias("at"), F.col("seed").alias("seed")))))
-        .otherwise(F.array().cast("array<struct<kind:string,name:string,n:bigint,best:struct<at:int,seed:bigint>>>")),
+        .otherwise(F.array().cast("array<struct<kind:string,name:string,n:bigint,best:struct<at:int,seed:bigint>,"
+                                  "m:bigint>>")),
     )
     grouped = (runs_df.select(F.explode(facts).alias("f"))
-               .groupBy("f.kind", "f.name").agg(F.sum("f.n").alias("n"), F.min("f.best").alias("best"))
+               .groupBy("f.kind", "f.name").agg(F.sum("f.n").alias("n"), F.min("f.best").alias("best"),
+                                                F.max("f.m").alias("m"))
                .collect())
     for r in grouped:
         if r["kind"] == "action":
             t.actions[r["name"]] = int(r["n"])
         elif r["kind"] == "reached":
             t.reached.append(r["name"])
+        elif r["kind"] == "tails":
+            t.tails[r["name"]] = int(r["n"])
+        elif r["kind"] == "longest":
+            t.longest[r["name"]] = int(r["m"])
         else:
             t.violations[r["name"]] = int(r["n"])
             t.exemplars[r["name"]] = (int(r["best"]["at"]), int(r["best"]["seed"]))
@@ -144,4 +169,5 @@ def from_dataframe(df, first_seed: int, runs: int, *, exact_limit: int = EXACT_D
     t.exemplars = dict(sorted(t.exemplars.items()))
     t.actions = dict(sorted(t.actions.items()))
     t.reached = sorted(t.reached)
+    t.tails, t.longest = dict(sorted(t.tails.items())), dict(sorted(t.longest.items()))
     return t

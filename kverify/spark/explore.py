@@ -1,31 +1,44 @@
 """`kverify explore MODEL --engine spark`: level-synchronous breadth-first search on Spark.
 
 Why it exists: exhaustive search meets the state explosion first, and one Python process stops at
-what one core and one heap hold (issue 18). Here every level of the search is a Spark job over
-datasets partitioned by fingerprint (owner = fingerprint mod partitions):
+what one core and one heap hold (issue 18). Each level of the search is two Spark jobs over P
+partitions; partition i is both the owner of the fingerprints that fall on it and the producer of
+the states it holds (model/search/shard.py: the rules, shared with the multi-process engine):
 
-  merged[d-1] --expand (executors: the loop's per-state expansion, step invariants, deadlocks)--> candidates
-  candidates --partitionBy(owner)--> union with visited[d-1] (same partitioner: no shuffle of it)
-             --merge (owner: new? state invariants, `sometimes`, parent link)--> merged[d]
-  merged[d]  = visited slice ("V", one record a partition) + frontier ("F") + links ("L") + counters ("M")
-  lm[d]      = merged[d]'s links and counters, persisted on disk (the counters are what the driver collects)
+  own[d]  = own[d-1]'s visited set (co-partitioned: no shuffle of it) + the candidates of level d
+            (shuffled to their owners) --merge--> visited set, parent links ("L", kept on disk),
+            admits (to their producers), counters
+  prod[d] = prod[d-1]'s frontier (co-partitioned) + the admits of level d (shuffled back)
+            --produce--> frontier of level d (whole states: they never cross partitions), the
+            candidates of level d+1 (owner, key, fingerprint, parent: ~100 bytes), good flags, counters
 
-The shard logic (order keys, dedup, subsumption, checks, findings) is model/search/parallel.py's, the
-same code the multi-process engine runs, so the answers are the in-process explorer's. Each merged
-level is locally checkpointed (memory, spilling to the executors' disks; the lineage stays one level
-long) until the next one exists; the parent links of every level stay persisted on the executors'
-disks, and a finding's shortest trace is rebuilt from them on the driver (one small job per step),
-re-executed in this process and written by the CLI as the usual counterexample record. States travel
-as bytes (model/search/parallel.py `dumps`); the protocol is rebuilt on each executor from its
-registry name, parameters and behaviours (kverify/spark/world.py), once per Python worker.
+Records are `(partition, (tag, value))`, one per partition and tag (lists batch the small ones),
+so a level costs two small shuffles and one pickling of each new state (its frontier chunk, one
+pickle a chunk, read with the garbage collector paused). Each
+level's RDDs are persisted (memory, spilling to the executors' disks) and locally checkpointed (the
+lineage stays one level long) until the next level exists; parent links stay on the executors' disks
+and a finding's shortest trace is rebuilt from them on the driver, re-executed in this process and
+written by the CLI as the usual counterexample record. The state graph for `recoverable` (edges kept
+at the owner of their target) is analysed by a backward fixpoint, one job a round. The protocol is
+rebuilt on each executor from its registry name, parameters and behaviours (kverify/spark/world.py),
+once per Python worker.
+
+Fingerprints must be equal on every executor: with a local master every Python worker is forked
+from one daemon, so the explorer's `hash` is used; on a cluster the stable digest (shard.py
+`stable_fingerprint`, any Python version). Before a run every partition fingerprints the initial
+states and their successors, and the run refuses to start if the partitions disagree.
 """
 from __future__ import annotations
 
+import gc
+import pickle
 from typing import Callable, Optional
 
 from kverify.model.search import parallel as par
+from kverify.model.search import shard as sh
 from kverify.spark.world import WorldSpec
 
+CHUNK = 2000                      # frontier states a record (one pickle: shared parts pickled once)
 _MODELS: dict = {}
 
 
@@ -33,142 +46,287 @@ class SparkExploreError(RuntimeError):
     """Spark could not run the search (one line)."""
 
 
-def _model(ws: WorldSpec, symmetry: bool) -> par.Model:
-    key = (ws, symmetry)
+def _model(ws: WorldSpec, symmetry: bool, stable: bool) -> sh.Model:
+    key = (ws, symmetry, stable)
     m = _MODELS.get(key)
     if m is None:
-        m = _MODELS[key] = par.Model(ws.build(), symmetry)
+        m = _MODELS[key] = sh.Model(ws.build(), symmetry, stable)
     return m
+
+
+def dumps(obj) -> bytes:
+    """One pickle for a chunk of frontier states (their shared parts are written once)."""
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(blob: bytes):
+    """pickle.loads with the cyclic garbage collector paused: rebuilding thousands of objects
+    otherwise triggers collections over the whole heap (6x slower for group-world states)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(blob)
+    finally:
+        if was:
+            gc.enable()
 
 
 def _ident(k: int) -> int:
     return k
 
 
-def _tag_is(tags: str):
-    def keep(rec) -> bool:
-        return rec[1][0] in tags
+def _keep(tags: str):
+    def keep(it):
+        for rec in it:
+            if rec[1][0] in tags:
+                yield rec
     return keep
 
 
-def _init_task(ws: WorldSpec, symmetry: bool):
+def _init_task(ws, symmetry, stable, parts):
     def task(_it):
-        m = _model(ws, symmetry)
-        meta = par.new_meta()
-        for o, c in par.init_candidates(m, meta):
-            yield o, ("C", par.dumps(par.with_owner(o, c)))
+        m = _model(ws, symmetry, stable)
+        meta = sh.new_meta()
+        for o, cands in sh.init_candidates(m, parts, meta).items():
+            yield o, ("C", cands)
         yield 0, ("M", meta)
     return task
 
 
-def _expand_task(ws: WorldSpec, symmetry: bool, depth: int):
+def _merge_task(ws, symmetry, stable, parts, depth, graph):
     def task(pidx, it):
-        m = _model(ws, symmetry)
-        meta = par.new_meta()
-        items = (par.loads(v[1]) for _, v in it if v[0] == "F")
-        for o, c in par.expand_items(m, items, depth, meta):
-            yield o, ("C", par.dumps(par.with_owner(o, c)))
+        m = _model(ws, symmetry, stable)
+        owner, cands, goods, metas = None, [], [], []
+        for _, (tag, v) in it:
+            if tag == "C":
+                cands.extend(v)
+            elif tag == "G":
+                goods.extend(v)
+            elif tag == "V":
+                owner = v
+            elif tag == "M":
+                metas.append(v)
+        if owner is None:
+            owner = sh.Owner(m, graph)
+        if owner.graph:
+            owner.mark_good(goods)
+            if not graph:
+                owner.drop_graph()
+        meta = sh.new_meta()
+        admits, links = sh.merge(m, owner, pidx, parts, cands, depth, meta)
+        del cands
+        yield pidx, ("V", owner)
+        yield pidx, ("L", links)
+        for j, a in admits.items():
+            yield j, ("A", a)
+        yield pidx, ("M", sh.combine(metas + [meta]))
+    return task
+
+
+def _produce_task(ws, symmetry, stable, parts, depth, pending, expand, graph, key_limit):
+    def task(pidx, it):
+        m = _model(ws, symmetry, stable)
+        chunks, admits = [], []
+        for _, (tag, v) in it:
+            if tag == "F":
+                chunks.append(v)
+            elif tag == "A":
+                admits.extend(v)
+        chunks.sort(key=lambda c: c[0])
+        prev = [item for _, blob in chunks for item in loads(blob)]
+        del chunks
+        meta = sh.new_meta()
+        items, cands, goods = sh.produce(m, pidx, parts, prev, admits, depth, pending, meta,
+                                         expand=expand, graph=graph, key_limit=key_limit)
+        del prev
+        for n, i in enumerate(range(0, len(items), CHUNK)):
+            yield pidx, ("F", (n, dumps(items[i:i + CHUNK])))
+        for o, c in cands.items():
+            yield o, ("C", c)
+        for o, g in goods.items():
+            yield o, ("G", g)
         yield pidx, ("M", meta)
     return task
 
 
-def _merge_task(ws: WorldSpec, symmetry: bool, depth: int, pending: list):
-    def task(pidx, it):
-        m = _model(ws, symmetry)
-        store, cands, metas = None, [], []
-        for _, (tag, v) in it:
-            if tag == "C":
-                cands.append(par.loads(v))
-            elif tag == "V":
-                store = v
-            elif tag == "M":
-                metas.append(v)
-        if store is None:
-            store = par.new_store(m)
-        meta = par.new_meta()
-        items, links = par.merge(m, store, cands, depth, pending, meta)
-        del cands
-        yield pidx, ("V", store)
-        yield pidx, ("L", links)
-        for item in items:
-            yield item[1], ("F", par.dumps(item))
-        yield pidx, ("M", par.combine(metas + [meta]))
+def _probe_task(ws, symmetry, stable):
+    def task(_it):
+        m = _model(ws, symmetry, stable)
+        out = []
+        for s in (m.inits or [])[:4]:
+            out.append(m.owner(s)[:2])
+            try:
+                acts = list(m.protocol.actions(s))[:8]
+                out.extend(m.owner(m.protocol.step(s, a))[:2] for a in acts)
+            except Exception:
+                pass
+        yield tuple(out)
     return task
 
 
-def _hash_probe(_it):
-    yield (hash(None), hash("kverify"), hash(("a", 1, None)))
+def _back_start_task(parts):
+    def task(pidx, it):
+        owner, goods = None, []
+        for _, (tag, v) in it:
+            if tag == "V":
+                owner = v
+            elif tag == "G":
+                goods.extend(v)
+        owner.mark_good(goods)
+        b = sh.Backward(owner)
+        fresh = b.absorb(i for i, g in enumerate(owner.good) if g)
+        yield pidx, ("B", b)
+        for j, locs in b.spread(fresh, parts).items():
+            yield j, ("S", locs)
+        yield pidx, ("M", len(fresh))
+    return task
+
+
+def _back_round_task(parts):
+    def task(pidx, it):
+        b, incoming = None, []
+        for _, (tag, v) in it:
+            if tag == "B":
+                b = v
+            elif tag == "S":
+                incoming.extend(v)
+        fresh = b.absorb(incoming)
+        yield pidx, ("B", b)
+        for j, locs in b.spread(fresh, parts).items():
+            yield j, ("S", locs)
+        yield pidx, ("M", len(fresh))
+    return task
+
+
+def _verdict_task(pidx, it):
+    for _, (tag, v) in it:
+        if tag == "B":
+            yield pidx, v.verdict()
 
 
 class SparkDriver(par.LevelDriver):
-    """The level loop of model/search/parallel.py with each level run as Spark jobs."""
+    """The level loop of model/search/parallel.py with each exchange run as a Spark job."""
 
     engine = "spark"
 
-    def __init__(self, protocol, ws: WorldSpec, sc, partitions: int, symmetry: bool = True, **kw):
+    def __init__(self, protocol, ws: WorldSpec, sc, partitions: int, symmetry: bool = True,
+                 stable: Optional[bool] = None, **kw):
+        from kverify.spark.session import is_local
+
         super().__init__(protocol, **kw)
-        self.ws, self.sc, self.P, self.symmetry = ws, sc, partitions, symmetry
-        self.merged = None
-        self.lm: list = []                       # per level: links + counters, persisted on disk
+        self.ws, self.sc, self.parts, self.symmetry = ws, sc, partitions, symmetry
+        self.stable = not is_local(sc.master) if stable is None else stable
+        self.own = self.prod = None
+        self.links: list = []                     # per level: the parent links, persisted on disk
 
-    def _check_hashes(self) -> None:
-        seen = set(self.sc.parallelize(range(2 * self.P), 2 * self.P).mapPartitions(_hash_probe).collect())
-        if len(seen) > 1:
-            raise SparkExploreError("the executors' Python processes disagree on hash() (Python < 3.12 on several "
-                                    "hosts, or PYTHONHASHSEED differs): fingerprints would not route states consistently")
+    def _args(self) -> tuple:
+        return self.ws, self.symmetry, self.stable
 
-    def _level(self, visited, cands, depth: int, pending: list) -> dict:
+    def _persist(self, rdd):
         from pyspark import StorageLevel
 
-        merged = visited.union(cands.partitionBy(self.P, _ident)).mapPartitionsWithIndex(
-            _merge_task(self.ws, self.symmetry, depth, list(pending)), preservesPartitioning=True)
         # persist first: PySpark pipelines a Python transformation into an uncached parent, which
         # would make every later level recompute this one (and its checkpoint would never happen)
-        merged.persist(StorageLevel.MEMORY_AND_DISK)
-        merged.localCheckpoint()
-        lm = merged.filter(_tag_is("LM")).persist(StorageLevel.DISK_ONLY)
-        metas = lm.filter(_tag_is("M")).map(lambda r: r[1][1]).collect()
-        if self.merged is not None:
-            self.merged.unpersist(blocking=False)
-        self.merged = merged
-        self.lm.append(lm)
-        return par.combine(metas)
+        rdd.persist(StorageLevel.MEMORY_AND_DISK)
+        rdd.localCheckpoint()
+        return rdd
 
-    def start(self, pending) -> dict:
-        self._check_hashes()
-        sc = self.sc
-        visited = sc.parallelize([(i, ("V", None)) for i in range(self.P)], self.P).partitionBy(self.P, _ident)
-        cands = sc.parallelize([0], 1).mapPartitions(_init_task(self.ws, self.symmetry))
-        return self._level(visited, cands, 0, pending)
+    def _metas(self, rdd) -> dict:
+        return sh.combine(rdd.mapPartitions(_keep("M")).map(lambda r: r[1][1]).collect())
 
-    def level(self, depth: int, pending) -> dict:
-        prev = self.merged
-        cands = prev.mapPartitionsWithIndex(_expand_task(self.ws, self.symmetry, depth))
-        visited = prev.filter(_tag_is("V"))
-        return self._level(visited, cands, depth, pending)
+    def _routed(self, rdd, tags: str):
+        """The records of `rdd` with these tags, shuffled to the partition their key names."""
+        return rdd.mapPartitions(_keep(tags)).partitionBy(self.parts, _ident)
 
-    def link(self, depth: int, owner: int, sid: int):
+    def _local(self, rdd, tags: str):
+        """The records of `rdd` with these tags, where they are (co-partitioned: no shuffle)."""
+        return rdd.mapPartitions(_keep(tags), preservesPartitioning=True)
+
+    def start(self) -> None:
+        sc, P = self.sc, self.parts
+        seen = set(sc.parallelize(range(2 * P), 2 * P).mapPartitions(_probe_task(*self._args())).collect())
+        if len(seen) > 1:
+            raise SparkExploreError(f"the executors disagree on the states' fingerprints ({'stable' if self.stable else 'hash'}"
+                                    "): states would not meet their owners")
+        self.own = sc.parallelize([(i, ("V", None)) for i in range(P)], P).partitionBy(P, _ident)
+        self.prod = sc.parallelize([0], 1).mapPartitions(_init_task(*self._args(), P))
+
+    def merge(self, depth: int, graph: bool) -> dict:
+        P = self.parts
+        inp = self._local(self.own, "V").union(self._routed(self.prod, "CGM" if depth == 0 else "CG"))
+        own = self._persist(inp.mapPartitionsWithIndex(_merge_task(*self._args(), P, depth, graph),
+                                                       preservesPartitioning=True))
+        from pyspark import StorageLevel
+
+        links = self._local(own, "LM").persist(StorageLevel.DISK_ONLY)      # one job: links to disk, counters back
+        meta = self._metas(links)
+        if self.own is not None and depth > 0:
+            self.own.unpersist(blocking=False)
+        self.own = own
+        self.links.append(links)
+        return meta
+
+    def admit_keys(self, depth: int) -> list:
+        return self.own.mapPartitions(_keep("A")).flatMap(lambda r: [a[0] for a in r[1][1]]).collect()
+
+    def produce(self, depth, pending, expand, graph, key_limit) -> dict:
+        P = self.parts
+        frontier = self._local(self.prod, "F") if depth > 0 else self.sc.parallelize([], P).partitionBy(P, _ident)
+        inp = frontier.union(self._routed(self.own, "A"))
+        prod = self._persist(inp.mapPartitionsWithIndex(
+            _produce_task(*self._args(), P, depth, list(pending), expand, graph, key_limit),
+            preservesPartitioning=True))
+        meta = self._metas(prod)
+        if self.prod is not None:
+            self.prod.unpersist(blocking=False)
+        self.prod = prod
+        return meta
+
+    def link(self, depth: int, part: int, sid: int):
         def find(it):
             for _, (tag, v) in it:
                 if tag == "L":
                     got = v.get(sid)
                     if got is not None:
                         yield got
-        found = self.sc.runJob(self.lm[depth], find, [owner % self.P])
+        found = self.sc.runJob(self.links[depth], find, [part])
         return found[0] if found else None
 
+    def backward(self) -> tuple:
+        P = self.parts
+        cur = self._persist(self._local(self.own, "V").union(self._routed(self.prod, "G"))
+                            .mapPartitionsWithIndex(_back_start_task(P), preservesPartitioning=True))
+        fresh = sum(cur.mapPartitions(_keep("M")).map(lambda r: r[1][1]).collect())
+        while fresh:
+            nxt = self._persist(self._local(cur, "B").union(self._routed(cur, "S"))
+                                .mapPartitionsWithIndex(_back_round_task(P), preservesPartitioning=True))
+            fresh = sum(nxt.mapPartitions(_keep("M")).map(lambda r: r[1][1]).collect())
+            cur.unpersist(blocking=False)
+            cur = nxt
+        bad, firsts = 0, []
+        for part, (n, first) in cur.mapPartitionsWithIndex(_verdict_task).collect():
+            bad += n
+            if first is not None:
+                firsts.append((first[0], part, first[1]))
+        cur.unpersist(blocking=False)
+        return bad, firsts
+
     def close(self) -> None:
-        if self.merged is not None:
-            self.merged.unpersist(blocking=False)
-        for lm in self.lm:
-            lm.unpersist(blocking=False)
-        self.merged, self.lm = None, []
+        for rdd in [self.own, self.prod] + self.links:
+            if rdd is not None:
+                try:
+                    rdd.unpersist(blocking=False)
+                except Exception:
+                    pass
+        self.own = self.prod = None
+        self.links = []
 
 
 def explore_spark(model: str, params: dict, behaviours=(), *, symmetry: bool = True, master: str = "local[*]",
                   partitions: Optional[int] = None, max_states: Optional[int] = None,
-                  max_seconds: Optional[float] = None, stop_on_first: bool = False,
-                  progress: Optional[Callable[[str], None]] = None, conf: Optional[dict] = None):
+                  max_seconds: Optional[float] = None, stop_on_first: bool = False, graph_limit=None,
+                  stable: Optional[bool] = None, progress: Optional[Callable[[str], None]] = None,
+                  conf: Optional[dict] = None):
     """Exhaustive BFS of registry model `model` on Spark; returns (ExploreResult, driver). The
     driver's `bytes` is the size of the visited sets and parent links on the executors."""
     from kverify.spark import session
@@ -186,8 +344,8 @@ def explore_spark(model: str, params: dict, behaviours=(), *, symmetry: bool = T
     n = partitions or 2 * sc.defaultParallelism
     if n < 1:
         raise ValueError(f"--partitions must be at least 1, got {n}")
-    drv = SparkDriver(protocol, ws, sc, n, symmetry, max_states=max_states, max_seconds=max_seconds,
-                      stop_on_first=stop_on_first, progress=progress)
+    drv = SparkDriver(protocol, ws, sc, n, symmetry, stable, max_states=max_states, max_seconds=max_seconds,
+                      stop_on_first=stop_on_first, graph_limit=graph_limit, progress=progress)
     try:
         res = drv.run()
     except par.WorkerError:
@@ -198,8 +356,6 @@ def explore_spark(model: str, params: dict, behaviours=(), *, symmetry: bool = T
         from kverify.spark.runner import _one_line
 
         raise SparkExploreError(f"the Spark search failed: {_one_line(exc)}") from None
-    finally:
-        drv.close()
     return res, drv
 
 
@@ -216,7 +372,7 @@ def run_engine(args, protocol, params: dict):
         raise UsageError(f"--graph needs the state graph, which only --engine inline builds (not {args.engine})")
     progress = None if args.quiet else stderr_progress
     common = dict(max_states=args.max_states, max_seconds=args.max_seconds, stop_on_first=args.first,
-                  progress=progress)
+                  graph_limit=args.graph_limit, progress=progress)
     if args.engine == "processes":
         if args.master != "local[*]" or args.partitions is not None:
             raise UsageError("--master and --partitions apply to --engine spark only")
@@ -244,9 +400,9 @@ def run_engine(args, protocol, params: dict):
                                      partitions=args.partitions, **common)
         except (WorldError, SparkExploreError) as exc:
             raise UsageError(f"explore --engine spark: {exc}") from None
-        where = f"Spark {args.master}, {drv.P} partitions"
+        where = f"Spark {args.master}, {drv.parts} partitions, {'stable' if drv.stable else 'hash'} fingerprints"
     if not args.json:
-        print(f"explore: engine {args.engine} ({where}): {res.distinct_states} distinct states, "
-              f"{drv.bytes / max(res.distinct_states, 1):.1f} bytes a state in visited sets + parent links",
+        print(f"explore: engine {args.engine} ({where}): {res.distinct_states} distinct states in {drv.levels} "
+              f"levels, {drv.bytes / max(res.distinct_states, 1):.1f} bytes a state in visited sets + parent links",
               file=sys.stderr)
     return res

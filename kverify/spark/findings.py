@@ -5,7 +5,10 @@ with the same walker (so a finding from a cluster replays on one machine), check
 breaks the same invariant at the same step (anything else means the protocol is not
 deterministic, which is reported rather than papered over), shrinks the action sequence with
 model/shrink.py, and writes the counterexample record (reports/record.py) next to the run's
-other output, with both ways to replay it: the record itself and the seed.
+other output, with both ways to replay it: the record itself and the seed. A liveness property whose
+bounded response failed (model/response.py) is not shrunk: its record is the walk up to the step where
+its tail started, then the fair tail up to the step where the bound ran out, replayed by
+`kverify.model.response:replay_response`.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 
 from kverify.invariants.core import Violation
 from kverify.model.shrink import DEADLOCK, shrink_trace
+from kverify.model.response import DEFAULT_BOUND, properties_of, response_record
 from kverify.model.walk import initial_index, walk
 from kverify.reports.record import from_trace
 from kverify.spark.world import WorldSpec
@@ -42,9 +46,11 @@ class Finding:
                 "replay": self.replay, "seed_command": self.seed_command}
 
 
-def seed_command(world: WorldSpec, seed: int) -> str:
+def seed_command(world: WorldSpec, seed: int, response_bound: int = DEFAULT_BOUND) -> str:
     parts = ["kverify", "simulate", world.name, "--runs", "1", "--seed", str(seed),
              "--steps", str(world.steps), "--engine", "inline"]
+    if response_bound != DEFAULT_BOUND:
+        parts += ["--response-bound", str(response_bound)]
     for b in world.behaviours:
         parts += ["--behaviour", b]
     for k, v in world.params:
@@ -53,9 +59,9 @@ def seed_command(world: WorldSpec, seed: int) -> str:
 
 
 def report(world: WorldSpec, invariant: str, seed: int, step: int, runs: int, out_dir: str,
-           engine: str, *, shrink_budget: int = 5000) -> Finding:
+           engine: str, *, shrink_budget: int = 5000, response_bound: int = DEFAULT_BOUND) -> Finding:
     protocol = world.build()
-    res = walk(protocol, seed, world.steps, record_trace=True, track_sometimes=False)
+    res = walk(protocol, seed, world.steps, record_trace=True, track_sometimes=False, response_bound=response_bound)
     if invariant == DEADLOCK:
         got = (DEADLOCK, res.steps) if res.deadlock and res.violation is None else None
     else:
@@ -65,26 +71,34 @@ def report(world: WorldSpec, invariant: str, seed: int, step: int, runs: int, ou
             f"seed {seed} of {world.name}: the executor reported {invariant} at step {step}, "
             f"the re-run gave {got or 'no violation'}; the protocol is not deterministic")
     init = initial_index(protocol, seed)
-    shrunk = shrink_trace(protocol, res.trace, invariant, init, budget=shrink_budget)
-    violation = shrunk.violation
-    if invariant == DEADLOCK:
-        violation = Violation(DEADLOCK, violation.message, len(shrunk.actions))
-    record = from_trace(protocol, shrunk.actions, violation, engine=engine, seed=seed,
-                        init_index=init, model_name=world.name)
     os.makedirs(os.path.join(out_dir, "reports"), exist_ok=True)
     path = os.path.join(out_dir, "reports", f"{invariant}.json")
+    cmd = seed_command(world, seed, response_bound)
+    if response_bound and invariant in {p.name for p in properties_of(protocol)}:
+        actions = res.trace[:step]
+        record = response_record(protocol, res.violation, actions, response_bound, engine=engine, seed=seed,
+                                 init_index=init, model_name=world.name)
+        record.extra.update({"seed_command": cmd, "original_steps": step, "shrunk_steps": len(actions),
+                             "shrink_replays": 0, "minimal": False, "runs_breaking_it": runs})
+        shrunk_steps, minimal = len(actions), False
+    else:
+        shrunk = shrink_trace(protocol, res.trace, invariant, init, budget=shrink_budget)
+        violation = shrunk.violation
+        if invariant == DEADLOCK:
+            violation = Violation(DEADLOCK, violation.message, len(shrunk.actions))
+        record = from_trace(protocol, shrunk.actions, violation, engine=engine, seed=seed,
+                            init_index=init, model_name=world.name)
+        record.extra = {"seed_command": cmd,
+                        **({"replayer": "kverify.spark.findings:replay_record"}
+                           if invariant == DEADLOCK or not world.is_registry_name else {}), "original_steps": step,
+                        "shrunk_steps": len(shrunk.actions), "shrink_replays": shrunk.tests,
+                        "minimal": shrunk.minimal, "runs_breaking_it": runs}
+        shrunk_steps, minimal = len(shrunk.actions), shrunk.minimal
     record.replay = f"kverify replay {shlex.quote(path)}"
-    cmd = seed_command(world, seed)
-    record.extra = {"seed_command": cmd,
-                    **({"replayer": "kverify.spark.findings:replay_record"}
-                       if invariant == DEADLOCK or not world.is_registry_name else {}), "original_steps": step,
-                    "shrunk_steps": len(shrunk.actions), "shrink_replays": shrunk.tests,
-                    "minimal": shrunk.minimal, "runs_breaking_it": runs}
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(record.dumps())
         fh.write("\n")
-    return Finding(invariant, seed, step, runs, path, len(shrunk.actions), shrunk.minimal,
-                   record.replay, cmd)
+    return Finding(invariant, seed, step, runs, path, shrunk_steps, minimal, record.replay, cmd)
 
 
 def replay_record(cx):

@@ -4,8 +4,13 @@ write the output directory, re-run and shrink each distinct violation, build the
 Output directory (`--out`):
   runs/ (Spark: Parquet; inline: runs.jsonl)  one row per seed (kverify.spark.task.RunRow)
   actions/, violations/ (Spark: Parquet)      the aggregate tables
-  reports/<invariant>.json                    one shrunk counterexample record per invariant
-  summary.json                                the summary (SUMMARY_KEYS first, then details)
+  reports/<invariant>.json                    one shrunk counterexample record per invariant (a liveness
+                                              property: the trace up to the step where its bound ran out)
+  summary.json                                the summary (SUMMARY_KEYS first, then details; `liveness`:
+                                              the response bound, fair tails and longest response per property)
+
+Both engines walk with the same response bound (model/response.py), so a liveness verdict is the same
+inline and on Spark for the same seeds.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from kverify.model.response import DEFAULT_BOUND
 from kverify.spark import aggregate, findings
 from kverify.spark.progress import AccumulatorPoller, Progress
 from kverify.spark.task import FaultInjection, run_range, split
@@ -56,6 +62,7 @@ class SimConfig:
     progress: Optional[bool] = None       # None: when stderr is a terminal
     write_reports: bool = True
     fault: Optional[FaultInjection] = None
+    response_bound: int = DEFAULT_BOUND   # fair steps within which a liveness obligation is discharged (0: off)
     on_job: Optional[Callable[[str], None]] = None   # called with "start"/"end" around the runs (bench)
 
 
@@ -79,15 +86,18 @@ def run_rows_schema():
         T.StructField("actions", T.MapType(T.StringType(), T.LongType(), False), False),
         T.StructField("reached", T.ArrayType(T.StringType(), False), False),
         T.StructField("fingerprints", T.ArrayType(T.LongType(), False), False),
+        T.StructField("tail_steps", T.LongType(), False),
+        T.StructField("tails", T.MapType(T.StringType(), T.LongType(), False), False),
+        T.StructField("longest", T.MapType(T.StringType(), T.LongType(), False), False),
     ])
 
 
-def _spark_task(world, fault, accs, ranges):
+def _spark_task(world, fault, bound, accs, ranges):
     """mapPartitions body: each partition holds one seed range."""
     runs_acc, steps_acc, viol_acc = accs
     protocol = world.build()
     for rng in ranges:
-        for row in run_range(world, rng, fault, protocol):
+        for row in run_range(world, rng, fault, protocol, bound):
             runs_acc.add(1)
             steps_acc.add(row.steps)
             if row.invariant is not None or row.deadlock:
@@ -113,7 +123,7 @@ def _run_spark(cfg: SimConfig, ranges, progress: Progress):
     sc = sess.sparkContext
     accs = (sc.accumulator(0), sc.accumulator(0), sc.accumulator(0))
     rdd = sc.parallelize(ranges, len(ranges)).mapPartitions(
-        functools.partial(_spark_task, cfg.world, cfg.fault, accs))
+        functools.partial(_spark_task, cfg.world, cfg.fault, cfg.response_bound, accs))
     df = sess.createDataFrame(rdd, schema=run_rows_schema(), verifySchema=False)
     runs_path = os.path.join(cfg.out, "runs")
     progress.start()
@@ -144,7 +154,7 @@ def _run_inline(cfg: SimConfig, ranges, progress: Progress):
     _notify(cfg, "start")
     t0 = time.perf_counter()
     for rng in ranges:
-        for row in run_range(cfg.world, rng, cfg.fault, protocol):
+        for row in run_range(cfg.world, rng, cfg.fault, protocol, cfg.response_bound):
             rows.append(row)
             progress.add(row.steps, row.invariant is not None or row.deadlock)
     elapsed = time.perf_counter() - t0
@@ -159,6 +169,8 @@ def _run_inline(cfg: SimConfig, ranges, progress: Progress):
 def simulate(cfg: SimConfig) -> SimResult:
     if cfg.engine not in ("spark", "inline"):
         raise ValueError(f"--engine must be spark or inline, got {cfg.engine!r}")
+    if cfg.response_bound < 0:
+        raise ValueError(f"the response bound must be 0 (off) or a number of steps, got {cfg.response_bound}")
     ranges = split(cfg.seed, cfg.runs, cfg.per_range)
     protocol = cfg.world.build()
     os.makedirs(cfg.out, exist_ok=True)
@@ -182,11 +194,14 @@ def simulate(cfg: SimConfig) -> SimResult:
         for inv, (step, seed) in totals.exemplars.items():
             try:
                 reports.append(findings.report(cfg.world, inv, seed, step, totals.violations[inv],
-                                               cfg.out, engine).to_json())
+                                               cfg.out, engine, response_bound=cfg.response_bound).to_json())
             except findings.NondeterministicReplay as exc:   # reported, not hidden
                 reports.append({"invariant": inv, "seed": seed, "step": step, "runs": totals.violations[inv],
                                 "error": str(exc)})
     sometimes = {s.name: s.name in totals.reached for s in protocol.sometimes()}
+    liveness = {"response_bound": cfg.response_bound, "tail_steps": totals.tail_steps,
+                "properties": {p.name: {"tails": totals.tails.get(p.name, 0), "longest": totals.longest.get(p.name, 0)}
+                               for p in protocol.liveness()} if cfg.response_bound else {}}
     summary = {
         "world": cfg.world.name,
         "runs_requested": cfg.runs,
@@ -212,6 +227,7 @@ def simulate(cfg: SimConfig) -> SimResult:
         "rows_outside_range": totals.foreign_rows,
         "actions": totals.actions,
         "sometimes": sometimes,
+        "liveness": liveness,
     }
     with open(os.path.join(cfg.out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2)

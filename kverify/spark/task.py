@@ -10,7 +10,8 @@ A row is compact: the seed, steps taken, the first violation (invariant name and
 deadlock flag, how often each action fired, the `sometimes` goals reached, and the fingerprints
 (`stable_fingerprint` of `Protocol.abstract`, see MemoisedAbstraction) of the abstract states
 this run was the first in its range to visit -- the union over all rows is exactly the set of abstract states visited, at a
-fraction of the volume.
+fraction of the volume. With a response bound (model/response.py) a row also carries the liveness figures of
+its walk: the fair tails' steps, and per property the tails followed and the longest fair response.
 """
 from __future__ import annotations
 
@@ -41,6 +42,9 @@ class RunRow(NamedTuple):
     actions: dict                     # action name -> times fired
     reached: list                     # names of `sometimes` goals reached (sorted)
     fingerprints: list                # abstract states first visited in this range (sorted)
+    tail_steps: int = 0               # steps of the fair tails (model/walk.py; not in `steps`)
+    tails: dict = {}                  # liveness property -> fair tails followed (never mutated)
+    longest: dict = {}                # liveness property -> most fair steps a tail took to discharge it
 
 
 def seeds_per_range(runs: int) -> int:
@@ -105,8 +109,9 @@ class MemoisedAbstraction:
 
 
 def run_range(world: WorldSpec, rng: SeedRange, fault: FaultInjection | None = None,
-              protocol=None) -> Iterator[RunRow]:
-    """Walk every seed of `rng` and yield one row per seed, in seed order."""
+              protocol=None, response_bound: int = 0) -> Iterator[RunRow]:
+    """Walk every seed of `rng` and yield one row per seed, in seed order; `response_bound`: the walks
+    judge the liveness properties as bounded responses (0: not judged)."""
     protocol = MemoisedAbstraction(protocol if protocol is not None else world.build())
     fail_after = _first_attempt_failure_point(fault, rng)
     seen: set = set()
@@ -114,13 +119,14 @@ def run_range(world: WorldSpec, rng: SeedRange, fault: FaultInjection | None = N
         if fail_after is not None and k == fail_after:
             raise InjectedFailure(f"injected failure in seed range {rng.index} after {k} seeds")
         seed = rng.start + k
-        res = walk(protocol, seed, world.steps, coverage=True)
+        res = walk(protocol, seed, world.steps, coverage=True, response_bound=response_bound)
         fresh = res.abstract_fingerprints - seen
         seen |= fresh
         v = res.violation
+        resp = sorted(res.responses.items())
         yield RunRow(seed, res.steps, v.invariant if v else None, v.step_index if v else None,
                      bool(res.deadlock), dict(sorted(res.actions.items())), sorted(res.reached),
-                     sorted(fresh))
+                     sorted(fresh), res.tail_steps, {k: n for k, (n, _) in resp}, {k: m for k, (_, m) in resp})
 
 
 def _first_attempt_failure_point(fault: FaultInjection | None, rng: SeedRange) -> Optional[int]:

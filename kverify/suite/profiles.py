@@ -96,6 +96,20 @@ GRAPH_LIMITS: dict = {
 }
 
 
+# Walks judging the liveness properties as bounded responses (`liveness:walk/*`, kverify/suite/liveness_walks.py):
+# per model `runs` seeded walks of at most `steps` steps; a started obligation must be discharged within `bound`
+# fair steps (None: model/response.py DEFAULT_BOUND).
+@dataclass(frozen=True)
+class LivenessWalks:
+    runs: int
+    steps: int
+    bound: Optional[int] = None
+
+
+LIVENESS_WALKS = {"quick": LivenessWalks(runs=100, steps=60), "ci": LivenessWalks(runs=400, steps=80),
+                  "deep": LivenessWalks(runs=5_000, steps=150)}
+
+
 def budget(profile: str) -> Budget:
     return BUDGETS[profile]
 

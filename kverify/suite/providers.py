@@ -288,6 +288,83 @@ def explorer(profile: str) -> list:
     return [_or_broken(f"explore:{m}", "explore", m, _explore_check) for m in models()]
 
 
+# --- exhaustive exploration at variant bounds (paths of impl/ the default bounds never take) ------------
+# check name -> (model, parameters per profile over the model's defaults, distinct-state cap per profile). Each is
+# judged like `explore:<model>` (invariants, every `sometimes`, recoverability: `explore_verdict`); each reaches
+# functions of impl/ no other check executes (bench/coverage.py measures it). Caps: about twice the size measured
+# (16:30 UTC), so a bound that grows is INCONCLUSIVE (a failure under --strict) instead of silently slow.
+# A profile absent from a check's parameters does not run it.
+EXPLORE_VARIANTS = {
+    # controlled shutdown (ControllerOps.controlled_shutdown, elections.controlled_shutdown) then a clean stop
+    # (flush, stop) and a restart; 3 brokers so the shut-down leader has a successor outside (569 states)
+    "explore:replication-world/shutdown": (
+        "replication-world", {p: {"brokers": 3, "rf": 2, "shutdowns": 1, "crashes": 0, "failovers": 0}
+                              for p in ("quick", "ci", "deep")}, {"quick": 1_500, "ci": 1_500, "deep": None}),
+    # a lossy crash (unflushed suffix lost: ReplicaLog.lose_unflushed) after flushes (Cluster.flush), min ISR 1 so
+    # a record commits with one copy flushed or not (955 states)
+    "explore:replication-world/lossy": (
+        "replication-world", {p: {"lossy": 1, "crashes": 1, "min_isr": 1, "failovers": 0} for p in ("ci", "deep")},
+        {"ci": 2_500, "deep": None}),
+    # a lost controller-plane message (Cluster.drop) and time passing past replica.lag.time.max.ms (Cluster.advance:
+    # the leader shrinks the ISR) (11,571 states)
+    "explore:replication-world/lost-and-late": (
+        "replication-world", {p: {"drops": 1, "ticks": 1, "failovers": 0} for p in ("ci", "deep")},
+        {"ci": 25_000, "deep": None}),
+    # the offsets partition's leader resigns while it runs (a preferred election): its coordinator unloads the
+    # group (PartitionLoading.on_resignation) and the new leader loads it (7,057 states)
+    "explore:offsets-world/preferred": (
+        "offsets-world", {p: {"preferred": 1} for p in ("ci", "deep")}, {"ci": 15_000, "deep": None}),
+    # transactional offset commits: TxnOffsetCommit staged, the commit marker written to the offsets partition and
+    # settled by the coordinator (complete_transaction), staged offsets and markers replayed by a loading leader
+    # (7,907 states)
+    "explore:offsets-world/transactions": (
+        "offsets-world", {p: {"txn": True} for p in ("quick", "ci", "deep")},
+        {"quick": 16_000, "ci": 16_000, "deep": None}),
+    # the classic member: auto-commit before revoking (joinPrepare's commit), and an application committing
+    # synchronously in onPartitionsRevoked (a blocked revocation retried and resumed)
+    "explore:group-world/auto-commit": (
+        "group-world", {p: {"auto_commit_ms": 1000, "commits": 0} for p in ("ci", "deep")},
+        {"ci": 30_000, "deep": None}),
+    "explore:group-world/commit-on-revoke": (
+        "group-world", {p: {"commit_on_revoke": True} for p in ("ci", "deep")}, {"ci": 60_000, "deep": None}),
+    # KIP-848 regular-expression subscriptions (impl/consumer/regex.py, the coordinator's asynchronous resolution,
+    # ConsumerMember.subscribe_regex) (19,358 states)
+    "explore:consumer-group-world/regex": (
+        "consumer-group-world", {p: {"regex": True, "failover": False, "grow": False} for p in ("ci", "deep")},
+        {"ci": 40_000, "deep": None}),
+    # lost heartbeat answers: the client's request fails (ConsumerMember.on_failure) and it heartbeats again
+    # (29,090 states)
+    "explore:consumer-group-world/losses": (
+        "consumer-group-world", {p: {"losses": 1, "failover": False, "grow": False} for p in ("ci", "deep")},
+        {"ci": 60_000, "deep": None}),
+}
+
+
+def _variant_check(check: str):
+    def run(ctx: Context) -> CheckResult:
+        from kverify.model import registry
+        from kverify.model.explore import explore
+
+        model, bounds, caps = EXPLORE_VARIANTS[check]
+        params = profiles.params(ctx.profile, model)
+        params.update(bounds[ctx.profile])
+        proto = registry.build(model, params, _model_behaviours(ctx, model))
+        cap = caps.get(ctx.profile)
+        left = ctx.remaining()
+        limit = max(cap or 0, profiles.graph_limit(ctx.profile, model))    # the whole graph of a finished search
+        res = explore(proto, max_states=cap, max_seconds=None if left is None else max(left, 0.001), graph=True,
+                      graph_limit=limit)
+        out = explore_verdict(ctx, proto, model, res, cap, limit)
+        out.name = check
+        return out
+    return run
+
+
+def variants(profile: str) -> list:
+    return [_or_broken(name, "explore", model, lambda _m, name=name: _variant_check(name))
+            for name, (model, bounds, _c) in EXPLORE_VARIANTS.items() if profile in bounds]
+
+
 # --- liveness under fairness (L1; model/search/liveness.py) --------------------------------------
 # check name -> (model, bound over the model's profile parameters, distinct-state cap per profile). The caps
 # are about twice the measured size, so a model that grows (or a controller step that never converges:
@@ -538,4 +615,6 @@ def _or_broken(check_name: str, category: str, model: str, make) -> Check:
     return Check(check_name, category, make(model))
 
 
-ALL = [assignors, conformance, z3, explorer, liveness, stateful, random_runs, spark]
+from kverify.suite.liveness_walks import liveness_walks  # noqa: E402  (walks judging liveness: liveness:walk/*)
+
+ALL = [assignors, conformance, z3, explorer, variants, liveness, stateful, random_runs, liveness_walks, spark]

@@ -77,22 +77,26 @@ class OnlineChecks:
         self._acted = {}              # (group, member key) -> (generation, seq) of its last SyncGroup NONE
         self._clients = {}            # client id -> _Client
         self.events = 0
+        # api name -> bound handler (`_req_<Api>` / `_resp_<Api>`), looked up once
+        self._on_req = {n[5:]: getattr(self, n) for n in dir(type(self)) if n.startswith("_req_")}
+        self._on_resp = {n[6:]: getattr(self, n) for n in dir(type(self)) if n.startswith("_resp_")}
 
     # ---- entry point
     def feed(self, ev: dict) -> list[Violation]:
         """Check one event; returns the violations it caused (also appended to `violations`)."""
         self.events += 1
         before = len(self.violations)
-        d = ev.get("dir")
-        if d == "in" and ev.get("api"):
+        d, api = ev.get("dir"), ev.get("api")
+        if d == "in" and api:
             self._pending[(ev.get("conn"), ev.get("corr"))] = ev
-            handler = getattr(self, "_req_" + ev["api"], None)
-            if handler and isinstance(ev.get("body"), dict):
+            handler = self._on_req.get(api)
+            if handler is not None and isinstance(ev.get("body"), dict):
                 handler(ev, ev["body"])
-        elif d == "out" and ev.get("api"):
+        elif d == "out" and api:
             req = self._pending.pop((ev.get("conn"), ev.get("corr")), None)
-            handler = getattr(self, "_resp_" + ev["api"], None)
-            if handler and req is not None and isinstance(ev.get("body"), dict) and isinstance(req.get("body"), dict):
+            handler = self._on_resp.get(api)
+            if handler is not None and req is not None and isinstance(ev.get("body"), dict) \
+                    and isinstance(req.get("body"), dict):
                 handler(req, ev, req["body"], ev["body"])
         elif d == "close":
             for k in [k for k in self._pending if k[0] == ev.get("conn")]:

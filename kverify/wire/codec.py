@@ -9,9 +9,11 @@ per request, so `read_header`/`frame_response` do the same few fields directly),
 """
 from __future__ import annotations
 
+import keyword
 import struct
 
 import kafka.errors as _kerrors
+from kafka.protocol.data_container import DataContainer
 from kafka.protocol.schemas.fields.codecs import EncodeBufferPool
 from kafka.protocol.consumer import fetch as _fetch
 from kafka.protocol.consumer import group as _group
@@ -194,10 +196,29 @@ def _kinds(cls) -> dict:
     return k
 
 
+_TOP_PLANS: dict = {}
+
+
+def _top_plan(cls, version):
+    """(name, tagged, in version, default) of each field of a top-level message, in schema order; None
+    when the version is outside the schema's (the class's own constructor then raises)."""
+    key = (cls, version)
+    plan = _TOP_PLANS.get(key, False)
+    if plan is False:
+        st = cls._struct
+        plan = None
+        if st.min_version <= version <= st.max_version:
+            plan = tuple((f.name, f._tag is not None, f.for_version_q(version), f.default) for f in st._fields)
+        _TOP_PLANS[key] = plan
+    return plan
+
+
 def build(cls, version: int, fields: dict, nested=False):
     """A kafka-python message (or nested struct) from a dict with snake_case keys, nested dicts/lists.
     Nested structs are filled slot by slot (what DataContainer.__init__ does, without its per-call
-    checks: the keys were checked by `_kinds`); fields left out read their schema default."""
+    checks: the keys were checked by `_kinds`); fields left out read their schema default. A top-level
+    message is filled the way ApiMessage/DataContainer.__init__ fill it (given fields, tags, the
+    defaults of the version's other fields), from a plan kept per (class, version)."""
     kinds = _kinds(cls)
     kw = {}
     for k, v in fields.items():
@@ -208,7 +229,22 @@ def build(cls, version: int, fields: dict, nested=False):
             v = [build(dc, version, x, True) if isinstance(x, dict) else x for x in v]
         kw[k] = v
     if not nested:
-        return cls(version=version, **kw)
+        plan = _top_plan(cls, version)
+        if plan is None:
+            return cls(version=version, **kw)
+        obj = object.__new__(cls)
+        obj._header = obj._min_version = obj._max_version = None
+        obj._version, obj.tags, obj.unknown_tags = version, None, None
+        for name, tagged, in_version, default in plan:
+            if name in kw:
+                setattr(obj, name, kw[name])
+                if tagged:
+                    if obj.tags is None:
+                        obj.tags = set()
+                    obj.tags.add(name)
+            elif in_version:
+                setattr(obj, name, default)
+        return obj
     obj = object.__new__(cls)
     obj._version, obj.tags, obj.unknown_tags = version, None, None
     for k, v in kw.items():
@@ -224,6 +260,8 @@ def encode_response(api: Api, version: int, correlation_id: int, fields: dict) -
 def to_json(value, summarize_records=True):
     """JSON view of a decoded message (kafka-python object, dict, list): bytes as hex strings, record
     batches summarised as {"size", "batches": [[base_offset, last_offset], ...]}."""
+    if summarize_records and isinstance(value, DataContainer):
+        return _render(value)
     if hasattr(value, "to_dict"):
         value = value.to_dict(json=False)
     if isinstance(value, dict):
@@ -241,6 +279,50 @@ def to_json(value, summarize_records=True):
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
+
+
+# ---- to_json of a kafka-python message, compiled per (class, version) ------------------------------
+# The trace renders the body of every request and response the online checks read (two per request), so
+# the broker's cost per request is dominated by it. `to_json(msg)` is by definition
+# `to_json(msg.to_dict(json=False))`: kafka-python's generic `to_dict` (a generator per struct, a version
+# test per field) walked again by `to_json`. `_render` gives the same dict in one pass with code generated
+# per (message class, version): a field is read only when its version has it, primitive values are taken
+# as they are, anything else goes through `to_json`, a "records" field through `records_summary`.
+# tests/test_wire_render.py compares the two on every served API and version.
+_PRIMITIVE = frozenset({str, int, bool, float, type(None)})
+_RENDERERS: dict = {}
+
+
+def _render(obj):
+    key = (obj.__class__, obj._version)
+    r = _RENDERERS.get(key)
+    if r is None:
+        r = _RENDERERS[key] = _compile_renderer(*key)
+    return r(obj)
+
+
+def _compile_renderer(cls, version):
+    fields = [f for f in cls._struct._fields if version is None or f.for_version_q(version)]
+    if any(f.name == "records" and (f.is_struct() or f.is_struct_array()) for f in fields):
+        return lambda obj: to_json(obj.to_dict(json=False))          # (no such schema today)
+    body, items = [], []
+    for i, f in enumerate(fields):
+        n = f.name
+        read = f"o.{n}" if n.isidentifier() and not keyword.iskeyword(n) else f"getattr(o, {n!r})"
+        body.append(f"    v{i} = {read}")
+        if f.is_struct():
+            expr = f"None if v{i} is None else R(v{i})"
+        elif f.is_struct_array():
+            expr = f"None if v{i} is None else [R(x) for x in v{i}]"
+        elif n == "records":
+            expr = f"S(v{i})"
+        else:
+            expr = f"v{i} if v{i}.__class__ in P else J(v{i})"
+        items.append(f"{n!r}: {expr}")
+    src = "def render(o):\n" + "\n".join(body + ["    return {" + ", ".join(items) + "}"]) + "\n"
+    ns = {"R": _render, "S": records_summary, "J": to_json, "P": _PRIMITIVE}
+    exec(compile(src, f"<render {cls.__name__} v{version}>", "exec"), ns)   # noqa: S102 - our own text
+    return ns["render"]
 
 
 _BATCH_HEAD = struct.Struct(">qi")

@@ -564,8 +564,9 @@ class Broker:
 
     # ---- trace -----------------------------------------------------------------------------------
     def trace(self, direction, conn, api=None, version=None, corr=None, client_id=None, body=None, fault=None):
-        if self.tracer.active:
-            self.tracer.emit(self.coordinator.now, direction, conn.id, conn.peer,
+        t = self.tracer
+        if t.listeners or t.active:
+            t.emit(self.coordinator.now, direction, conn.id, conn.peer,
                              api.name if api is not None else None, api.key if api is not None else None,
                              version, corr, client_id, body, fault)
 

@@ -70,23 +70,27 @@ class Tracer:
 
     def emit(self, clock_ms, direction, conn, peer, api=None, api_key=None, version=None, corr=None,
              client_id=None, body=None, fault=None):
-        if not self.active:
+        listeners, file = self.listeners, self._file
+        if file is None and not listeners:
             return
         self.seq += 1
         event = {"seq": self.seq, "clock_ms": clock_ms, "dir": direction, "conn": conn, "peer": peer,
                  "api": api, "api_key": api_key, "version": version, "corr": corr, "client_id": client_id,
                  "body": None}
         if body is not None:
-            event["body"] = body if isinstance(body, dict) else to_json(body)
-            if api in ("SyncGroup", "JoinGroup") and not isinstance(body, dict):
-                dec = _decoded(api, body)
-                if dec is not None:
-                    event["decoded"] = dec
+            if isinstance(body, dict):
+                event["body"] = body
+            else:
+                event["body"] = to_json(body)
+                if api == "SyncGroup" or api == "JoinGroup":
+                    dec = _decoded(api, body)
+                    if dec is not None:
+                        event["decoded"] = dec
         if fault is not None:
             event["fault"] = fault
-        if self._file is not None:
-            self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
-        for fn in list(self.listeners):
+        if file is not None:
+            file.write(json.dumps(event, separators=(",", ":")) + "\n")
+        for fn in tuple(listeners):
             fn(event)
 
     def flush(self):

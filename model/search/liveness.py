@@ -1,5 +1,4 @@
-"""Liveness under fairness on the state graph: `Eventually` properties checked exhaustively, and as
-bounded responses on single traces.
+"""Liveness under fairness on the state graph: `Eventually` properties checked exhaustively.
 
 Why it exists: the explorer's `recoverable` asks whether a good state stays reachable once faults
 stop, and every world recovers when the failed broker restarts, so a controller that never fails a
@@ -20,8 +19,8 @@ loop is standing still there). Reports mark the loop (reports/record.py `loop_st
 Pieces: `LivenessGraph` is a search visitor (model/search/visitors.py) that records, per state, which
 properties are pending and, per edge, for which properties it is a fair move; `analyse` finds the
 lassos; `check_liveness(protocol, ...)` runs the one BFS loop (model/search/loop.py) with it and
-returns a `LivenessResult`; `bounded_response` judges one trace (walks); `replay_lasso` re-executes a
-recorded lasso (`kverify replay`).
+returns a `LivenessResult`; `replay_lasso` re-executes a recorded lasso (`kverify replay`). The same properties
+on single runs (walks, Spark) are bounded responses: model/response.py.
 """
 from __future__ import annotations
 
@@ -30,14 +29,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from kverify.invariants.core import Violation
+from kverify.model.response import bounded_response, properties_of  # noqa: F401  (walks' form; re-exported)
 from kverify.model.search.visitors import Visitor
 
 GRAPH_LIMIT = 200_000          # states: ~40 bytes a state plus ~20 bytes a fair edge
-
-
-def properties_of(protocol) -> tuple:
-    """The protocol's `Eventually` properties (`Protocol.liveness()`; none when it declares none)."""
-    return tuple(protocol.liveness())
 
 
 class LivenessGraph(Visitor):
@@ -221,27 +216,6 @@ def check_liveness(protocol, max_states: Optional[int] = None, graph_limit: int 
         res.analysed = True
         res.lassos = analyse(run, graph)
     return res
-
-
-def bounded_response(protocol, prop, init_index: int, actions: list, bound: int) -> Optional[Violation]:
-    """The bounded-response form of `prop` on one trace: a state where it is pending followed by
-    `bound` fair moves (no fault, no excluded action) without any discharging it is a violation
-    (reported at the step where the bound ran out)."""
-    state = protocol.init_states()[init_index]
-    since = 0 if prop.pending(state) is not None else None
-    for i, a in enumerate(actions, 1):
-        state = protocol.step(state, a)
-        msg = prop.pending(state)
-        if msg is None:
-            since = None
-            continue
-        if protocol.is_fault(a) or prop.excluded(a):
-            since = i                                     # a perturbation: count again from here
-        elif since is None:
-            since = i
-        elif i - since >= bound:
-            return Violation(prop.name, f"still pending {bound} fair steps after step {since}: {msg}", i)
-    return None
 
 
 def replay_lasso(cx) -> tuple:

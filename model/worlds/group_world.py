@@ -229,6 +229,13 @@ class WorldState(KeyedState):
         self._polls = None        # per slot: what poll() would do now (see GroupWorld._poll_trial)
         self._good = None         # is_quiescent_good, once asked
 
+    def __reduce__(self):
+        """Pickle the fields only: the caches (`_g` may be the `_UNSET` identity sentinel, views hold
+        MappingProxyTypes) and `_hash` (str hashes differ between processes) are rebuilt when asked."""
+        return (WorldState, (self.coord, None, self.members, self.msnaps, self.net, self.started, self.paused,
+                             self.budget, self.delivered, self.persisted, self.gepoch, self.conns, self.answers,
+                             self.counts, self.last))
+
     def group(self, group_id):
         g = self._g
         if g is _UNSET:

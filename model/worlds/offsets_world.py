@@ -14,7 +14,10 @@ commits offsets of data partitions `d-0..` as a simple consumer (generation -1, 
 assignment), like `commitSync`: at most one commit in flight, each commit of a partition one offset
 higher than the previous. Actions:
   commit(p, offset, broker)   the client sends an OffsetCommit to the broker that leads the offsets
-                              partition (as its FindCoordinator would answer)
+                              partition (as its FindCoordinator would answer); with `txn`, a
+                              TxnOffsetCommit of its transaction (staged until the marker)
+  end_txn(broker)             with `txn`: the transaction commits; its marker is written to the
+                              offsets partition's leader (retried while it fails)
   load                        every newly elected leader finishes loading the partition
   ...and every cluster action of replication-world except `produce` (the coordinator is the only
   producer): replicate, isr_check, deliver/drop, advance, flush, crash/restart, controller steps.
@@ -22,7 +25,7 @@ Replies reach the client in the step that produces them; an answer with error NO
 is an *acknowledged* commit (the ghost `acked` of the view); a commit whose broker dies fails on the
 client side (the connection is gone). One commit at a time is not only commitSync's shape: with two
 in flight, Kafka itself answers NONE to a commit it then does not serve until the next reload
-(repl's note in docs/notes/requests.md), which is not what `acked-commit-durable` is about.
+(docs/FINDINGS.md, coordinator), which is not what `acked-commit-durable` is about.
 
 Invariants: `acked-commit-durable` over an `OffsetsView` (the stored leader's loaded coordinator,
 whether it leads in the controller's current epoch, what it serves, what was acknowledged) and the
@@ -31,15 +34,18 @@ state transitions) have nothing to judge here: a simple consumer never joins, no
 
 Behaviours (SUPPORTS): unclean-election and truncate-to-hw, both caught by the explorer (see
 tests/test_offsets_world.py for the bounds). Defaults are the smallest bounds where the explorer is
-exhaustive (~2,500 states). With `commits=2` the explorer finds a coordinator bug in the correct
-implementation (an acknowledged commit not served after a reload; reported to coord in
-docs/notes/requests.md).
+exhaustive (~2,500 states). With `commits=2` the explorer found a coordinator bug in the then correct
+implementation (an acknowledged commit not served after a reload: offsets loaded from the log were
+numbered as if newer); fixed in impl/coordinator/loading.py, held by tests/test_coordinator_state.py
+test_commit_after_a_reload_is_newer_than_every_loaded_offset.
 """
 from __future__ import annotations
 
 from kverify.impl.coordinator import CoordinatorConfig
-from kverify.impl.coordinator.messages import OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse, TopicPartition
-from kverify.impl.coordinator.records import OffsetCommitRecord
+from kverify.impl.coordinator.messages import (OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse,
+                                               TopicPartition, TxnOffsetCommitRequest, TxnOffsetCommitResponse)
+from kverify.impl.coordinator.records import OffsetCommitRecord, TxnMarkerRecord
+from kverify.impl.replication.messages import NONE as PRODUCE_OK
 from kverify.impl.replication import behaviours as B
 from kverify.impl.replication.invariant_view import epoch_view
 from kverify.impl.replication.offsets_topic import OFFSETS_TOPIC, OffsetsTopicWorld
@@ -67,6 +73,10 @@ PARAMS = {
     "failovers": Param(0, "crashes of the dedicated controller node", lo=0),
     "epochs": Param(3, "no new fault or elective election once the leader epoch reaches this"),
     "lag_ms": Param(1000, "replica.lag.time.max.ms"),
+    "txn": Param(False, "the client commits in a transaction: TxnOffsetCommit (staged), then `end_txn` has the transaction "
+                        "coordinator write the commit marker to the offsets partition (acks=all, retried until it "
+                        "succeeds); the marker's acknowledgement settles the staged offset (complete_transaction) and "
+                        "only then does the offset count as acknowledged"),
 }
 
 SUPPORTS = frozenset({B.UNCLEAN_ELECTION, B.TRUNCATE_TO_HW})
@@ -81,6 +91,7 @@ HUNT = {
 GROUP = "g"
 DATA_TOPIC = "d"
 OTP = (OFFSETS_TOPIC, 0)
+PRODUCER_ID = 1                   # the transactional producer's id (txn=true)
 
 
 def make(params: dict, behaviours: frozenset = frozenset()) -> "OffsetsWorld":
@@ -96,7 +107,9 @@ class OWState(KeyedState):
     """One world state: an OffsetsTopicWorld never mutated once built, the client's ghost and budgets.
 
     client = (in-flight commit (cid, partition, offset, broker) or None, next offset per partition,
-              highest acknowledged offset per partition)."""
+              highest acknowledged offset per partition, open transaction: None, ("staged", partition,
+              offset) once its TxnOffsetCommit was answered NONE, or ("marker", produce id, partition, offset,
+              broker) while its commit marker is being written)."""
 
     __slots__ = ("world", "client", "budget", "_key", "_hash", "_view", "_rview", "_eview")
 
@@ -129,6 +142,7 @@ class OffsetsWorld(Protocol):
         self.params = dict(full)
         self.behaviours = frozenset(behaviours)
         self.np = int(full["partitions"])
+        self.txn = bool(full["txn"])
         # the cluster rules are replication-world's (same actions, budgets and guards)
         rparams = {k: full[k] for k in ("brokers", "rf", "min_isr", "init_isr", "crashes", "lossy", "drops", "ticks",
                                         "preferred", "failovers", "epochs", "lag_ms")}
@@ -162,17 +176,21 @@ class OffsetsWorld(Protocol):
             w.cluster.renumber_messages()
             budget = r.init_states()[0].budget[:RW.RECORDS] + (int(self.params["commits"]),) + \
                 r.init_states()[0].budget[RW.RECORDS + 1:]
-            self._init = [OWState(w, (None, (1,) * self.np, (0,) * self.np), budget)]
+            self._init = [OWState(w, (None, (1,) * self.np, (0,) * self.np, None), budget)]
         return self._init
 
     def actions(self, s: OWState):
         w = s.world
         out = []
-        if s.client[0] is None and s.budget[RW.RECORDS]:
+        if s.client[0] is None and s.client[3] is None and s.budget[RW.RECORDS]:
             coord = w.coordinator_for(GROUP)
             if coord >= 0 and w.cluster.brokers[coord].alive:
                 for p in range(self.np):
                     out.append(("commit", p, s.client[1][p], coord))
+        if s.client[3] is not None and s.client[3][0] == "staged":
+            leader = w.coordinator_for(GROUP)
+            if leader >= 0 and w.cluster.brokers[leader].alive:
+                out.append(("end_txn", leader))
         if w.loading():
             out.append(("load",))
         out.extend(self.rules.cluster_actions(w.cluster, s.budget, producers=False))
@@ -180,18 +198,26 @@ class OffsetsWorld(Protocol):
 
     def step(self, s: OWState, a: tuple) -> OWState:
         w = s.world.copy()
-        inflight, nxt, acked = s.client
+        inflight, nxt, acked, txn = s.client
         budget = s.budget
         if a[0] == "commit":
             _n, p, offset, broker = a
             cid = s.budget[RW.RECORDS]            # distinct per commit: the budget counts down
-            req = OffsetCommitRequest(GROUP, offsets=((self.data[p], OffsetAndMetadata(offset)),), correlation_id=cid)
+            offsets = ((self.data[p], OffsetAndMetadata(offset)),)
+            req = (TxnOffsetCommitRequest(f"txn-{PRODUCER_ID}", GROUP, PRODUCER_ID, offsets=offsets, correlation_id=cid)
+                   if self.txn else OffsetCommitRequest(GROUP, offsets=offsets, correlation_id=cid))
             inflight = (cid, p, offset, broker)
             nxt = nxt[:p] + (offset + 1,) + nxt[p + 1:]
             budget = budget[:RW.RECORDS] + (budget[RW.RECORDS] - 1,) + budget[RW.RECORDS + 1:]
             replies = w.handle(broker, req)
         elif a[0] == "load":
             replies = w.complete_loads()
+        elif a[0] == "end_txn":
+            # the transaction coordinator's WriteTxnMarkers to the offsets partition's leader (acks=all)
+            _s, p, offset = txn
+            pid = w.cluster.produce(OTP, (TxnMarkerRecord(PRODUCER_ID, True),), acks=-1, broker=a[1])
+            txn = ("marker", pid, p, offset, a[1])
+            replies = w.sync()
         else:
             budget = self.rules.apply_to(w.cluster, budget, a)
             replies = w.sync()
@@ -203,11 +229,32 @@ class OffsetsWorld(Protocol):
                 _cid, p, offset, _broker = inflight
                 if dict(resp.partition_errors).get(self.data[p]) == "NONE" and offset > acked[p]:
                     acked = acked[:p] + (offset,) + acked[p + 1:]
+            elif isinstance(resp, TxnOffsetCommitResponse):
+                _cid, p, offset, _broker = inflight
+                if dict(resp.partition_errors).get(self.data[p]) == "NONE":
+                    txn = ("staged", p, offset)
             inflight = None
+        if txn is not None and txn[0] == "marker":
+            txn, acked = self._marker_outcome(w, txn, acked)
         if inflight is not None and not w.cluster.brokers[inflight[3]].alive:
             inflight = None     # the connection died with the broker: the client sees the commit fail
         w.cluster.renumber_messages()
-        return OWState(w, (inflight, nxt, acked), budget)
+        return OWState(w, (inflight, nxt, acked, txn), budget)
+
+    @staticmethod
+    def _marker_outcome(w: OffsetsTopicWorld, txn: tuple, acked: tuple):
+        """The commit marker's produce finished? Written: the leader that wrote it settles the staged
+        offsets (Kafka's onTransactionCompleted after the marker append) and the offset is acknowledged
+        (EndTxn succeeded); refused or lost with its leader: back to staged (markers are retried)."""
+        _m, pid, p, offset, broker = txn
+        res = w.cluster.results[pid]
+        if res.error is None:
+            return txn, acked
+        if res.error != PRODUCE_OK:
+            return ("staged", p, offset), acked
+        if w.cluster.brokers[broker].alive:
+            w.coordinators[broker].complete_transaction(PRODUCER_ID, True, partitions=(OTP[1],))
+        return None, acked[:p] + (max(offset, acked[p]),) + acked[p + 1:]
 
     # --- properties -------------------------------------------------------------------------------------------
     def offsets_view(self, s: OWState):
@@ -301,6 +348,8 @@ class OffsetsWorld(Protocol):
     def arrow(self, action):
         if action[0] == "commit":
             return ("consumer", RW.ReplicationWorld._who(action[3]))
+        if action[0] == "end_txn":      # the transaction coordinator writes the marker on the consumer's behalf
+            return ("consumer", RW.ReplicationWorld._who(action[1]))
         if action[0] == "load":
             return None
         return self.rules.arrow(action)
@@ -308,13 +357,14 @@ class OffsetsWorld(Protocol):
     def describe(self, s: OWState) -> dict:
         out = self.rules.describe(RW.RWState(s.world.cluster, s.budget), label=_batch_label)
         v = self.offsets_view(s)
-        inflight, nxt, acked = s.client
+        inflight, nxt, acked, txn = s.client
         out["coordinator"] = {"broker": v.coordinator, "current": v.current,
                               "serves": {str(tp): o for tp, o in zip(self.data, v.served)},
                               "loading": [b for b, _p in s.world.loading()]}
         out["client"] = {"in_flight": None if inflight is None else {"partition": str(self.data[inflight[1]]),
                                                                      "offset": inflight[2]},
-                         "acked": {str(tp): o for tp, o in zip(self.data, acked)}}
+                         "acked": {str(tp): o for tp, o in zip(self.data, acked)},
+                         **({"transaction": list(txn[:1] + txn[-3 if txn[0] == "marker" else 1:])} if txn else {})}
         budget = out.pop("budget")
         budget["commits"] = budget.pop("records")
         out["budget"] = budget

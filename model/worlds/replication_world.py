@@ -26,8 +26,10 @@ listed in this order:
   reassignment_step(t, p)                 the controller's decisions
   expire_controller(b)                    the controller's session expires; its process runs on as a
   zombie_broker_changes(b)                zombie that may still process broker failures on its stale view
+  controlled_shutdown(b) / stop(b)        a broker asks to shut down (its leaderships move, it leaves the
+                                          ISRs), then stops cleanly (flush, then the process ends)
 Budgets bound it: records, crashes, lossy crashes, drops, ticks, preferred elections, reassignments,
-controller failovers; and no new fault or elective election once a leader epoch reaches `epochs`
+controller failovers, controlled shutdowns; and no new fault or elective election once a leader epoch reaches `epochs`
 (recovery — restarts, broker-change handling, controller election — stays enabled).
 
 Environment assumption for lossy crashes (why they are guarded): the invariants assume a committed
@@ -103,6 +105,8 @@ PARAMS = {
     "preferred": Param(0, "preferred replica elections", lo=0),
     "reassignments": Param(0, "partition reassignments started", lo=0),
     "failovers": Param(1, "controller failovers: the controller node crashes, or its session expires (a zombie)", lo=0),
+    "shutdowns": Param(0, "controlled shutdowns: a data broker asks the controller to move its leaderships away and "
+                          "leave the ISRs, then stops cleanly (flush, stop) and may restart", lo=0),
     "epochs": Param(3, "no new fault or elective election once a leader epoch reaches this"),
     "fetch": Param("atomic", "atomic: a follower's request and its answer are one step; split: separate steps; "
                         "mixed: atomic, or the answer left in flight (one per follower)", choices=("atomic", "split", "mixed")),
@@ -151,7 +155,9 @@ FROM_CONTROLLER = frozenset({"LeaderAndIsr", "StopReplica", "AlterPartitionRespo
 FETCH_PLANE = frozenset({"Fetch", "FetchResponse", "OffsetsForLeaderEpoch", "OffsetsForLeaderEpochResponse"})
 
 # budget tuple fields
-RECORDS, CRASHES, LOSSY, DROPS, TICKS, PREFERRED, REASSIGNS, FAILOVERS = range(8)
+RECORDS, CRASHES, LOSSY, DROPS, TICKS, PREFERRED, REASSIGNS, FAILOVERS, SHUTDOWNS = range(9)
+BUDGET_NAMES = ("records", "crashes", "lossy", "drops", "ticks", "preferred", "reassignments", "failovers",
+                "shutdowns")
 
 
 def make(params: dict, behaviours: frozenset = frozenset()) -> "ReplicationWorld":
@@ -214,7 +220,7 @@ def deleted_epochs(before: Cluster, after: Cluster, ghost: tuple) -> tuple:
 def epochs_with_ghosts(c: Cluster, tp, ghost: tuple):
     """repl's `epoch_view`, where a replica deleted by a reassignment keeps its last epochs (a
     re-created one counts from them): its epochs end with it, they do not go back to -1.
-    (Asked of repl in docs/notes/requests.md; this is the world's stand-in until then.)"""
+    (impl/replication/invariant_view.py's mapping does not do this; the world's stand-in until it does.)"""
     v = epoch_view(c, tp)
     if not ghost:
         return v
@@ -231,7 +237,7 @@ def epochs_with_ghosts(c: Cluster, tp, ghost: tuple):
 def view_of(c: Cluster, tp):
     """repl's `repl_view`, except that a running replica stopped by StopReplica (role offline, it
     keeps its last `leader` field) believes in no leader: it neither leads nor follows.
-    (Asked of repl in docs/notes/requests.md; this is the world's stand-in until then.)"""
+    (impl/replication/invariant_view.py's mapping does not do this; the world's stand-in until it does.)"""
     v = repl_view(c, tp, cached=True)
     order = sorted(c.brokers)
     fix = None
@@ -335,8 +341,7 @@ class ReplicationWorld(Protocol):
                 c.deliver_all()
             c.renumber_messages()
             p = self.params
-            budget = tuple(int(p[k]) for k in ("records", "crashes", "lossy", "drops", "ticks", "preferred",
-                                               "reassignments", "failovers"))
+            budget = tuple(int(p[k]) for k in BUDGET_NAMES)
             self._init = [RWState(c, budget)]
         return self._init
 
@@ -402,6 +407,11 @@ class ReplicationWorld(Protocol):
                         out.append(("crash", b, True))
             else:
                 out.append(("restart", b))
+        # a broker whose controlled shutdown was accepted stops cleanly (Kafka's KafkaServer.shutdown after
+        # controlledShutdown; it stops even when leaderships remain: controlled.shutdown.max.retries spent)
+        for b in alive:
+            if brokers[b].shutting_down:
+                out.append(("stop", b))
         # the controller
         ctrl = c.active_controller()
         out.extend(steps.controller_upkeep(c, ctrl, alive))
@@ -422,6 +432,10 @@ class ReplicationWorld(Protocol):
                 elif bud[REASSIGNS] and may_fault and not c.store.reassignments:
                     for target in self._targets(ctrl.assignments[tp]):
                         out.append(("reassign", tp[0], tp[1], target))
+            if bud[SHUTDOWNS] and may_fault:
+                for b in alive:
+                    if b != CTRL and b in live and not brokers[b].shutting_down:
+                        out.append(("controlled_shutdown", b))
         # zombie controllers: session expired, the process runs on and finishes processing broker
         # failures it learnt of (never registrations: its ZooKeeper watches died with its session)
         reg = c.store.brokers
@@ -533,6 +547,11 @@ class ReplicationWorld(Protocol):
                     c.handle_broker_changes()   # detected at once (see the module docstring)
         elif name == "restart":
             c.restart(a[1])
+        elif name == "controlled_shutdown":
+            c.controlled_shutdown(a[1])
+            bud[SHUTDOWNS] -= 1
+        elif name == "stop":
+            c.stop(a[1])
         elif name == "expire_controller":
             c.expire_controller_session(a[1])
             bud[FAILOVERS] -= 1
@@ -587,21 +606,22 @@ class ReplicationWorld(Protocol):
                     return None
             out.append(Invariant(inv.name, inv.statement, check, inv.kind, inv.broken_by))
 
-        def reassign(s, f=RI.I_REASSIGN.check):
-            # the metadata store's record of each partition (the controller's view of reassignments);
-            # the check holds trivially for a partition with no reassignment in progress
-            st = s.cluster.store
+        def reassign(s, a, t, f=RI.I_REASSIGN.check):
+            # a step property over the metadata store's record of each partition (the controller's view
+            # of reassignments); it holds trivially for a partition with no reassignment in progress
+            st, nt = s.cluster.store, t.cluster.store
             if not st.reassignments:
                 return None
-            for tp in sorted(st.assignments):
-                ps = st.states.get(tp)
-                if ps is None:
+            for tp in sorted(st.reassignments):
+                ps, ns = st.states.get(tp), nt.states.get(tp)
+                if ps is None or ns is None:
                     continue
-                msg = f(RI.ReassignView(st.assignments[tp], ps.isr, st.reassignments.get(tp)))
+                msg = f(RI.ReassignView(st.assignments[tp], ps.isr, st.reassignments[tp]), a,
+                        RI.ReassignView(nt.assignments[tp], ns.isr, nt.reassignments.get(tp)))
                 if msg is not None:
                     return f"{tp[0]}-{tp[1]}: {msg}"
             return None
-        out.append(Invariant(RI.I_REASSIGN.name, RI.I_REASSIGN.statement, reassign, "state", RI.I_REASSIGN.broken_by))
+        out.append(Invariant(RI.I_REASSIGN.name, RI.I_REASSIGN.statement, reassign, "step", RI.I_REASSIGN.broken_by))
         return tuple(out)
 
     def invariants(self):
@@ -688,12 +708,13 @@ class ReplicationWorld(Protocol):
             s = "controller" if kind in FROM_CONTROLLER else self._who(src)
             d = "controller" if kind == "AlterPartition" else self._who(dst)
             return (s, d)
-        if name in ("isr_check", "flush", "crash", "restart"):
+        if name in ("isr_check", "flush", "crash", "restart", "stop"):
             who = self._who(action[1])
             return (who, who)
         if name in ("elect_controller", "expire_controller", "zombie_broker_changes"):
             return ("controller", "controller")
-        if name in ("handle_broker_changes", "elect_preferred", "reassign", "reassignment_step", "advance"):
+        if name in ("handle_broker_changes", "elect_preferred", "reassign", "reassignment_step", "advance",
+                    "controlled_shutdown"):
             return ("controller", "controller")
         return None
 
@@ -725,7 +746,7 @@ class ReplicationWorld(Protocol):
                 "acked": [f"{label(v)}@{o}" for atp, o, v in c.acked if atp == tp],
                 "true_hw": c.true_hw.get(tp, 0)}
         net = [f"{self._who(e.src)}->{self._who(e.dst)} {_KIND[type(e.body)]}#{mid}" for mid, e in sorted(c.net.items())]
-        names = ("records", "crashes", "lossy", "drops", "ticks", "preferred", "reassignments", "failovers")
+        names = BUDGET_NAMES
         return {"now_ms": c.now, "controller": st.controller_id, "controller_epoch": st.controller_epoch,
                 "partitions": partitions, "brokers": brokers, "in_flight": net,
                 "budget": dict(zip(names, s.budget))}
