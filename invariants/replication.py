@@ -330,16 +330,58 @@ ELR_USED = Sometimes("elr-used", "some replica is an eligible leader replica (IS
 
 def bind(invariants, view, epoch_view):
     """The same invariants over an engine's own states: `view(state) -> ReplView` for state
-    invariants, `epoch_view(state) -> EpochView` for the step invariant."""
+    invariants, `epoch_view(state) -> EpochView` for the step invariant. The checks of one state
+    (of one source state, for the step invariant) run one after the other, so each bound check first
+    looks at the last state mapped: a state is mapped once, not once per check."""
+    last, last_prev = [None, None], [None, None]      # [state, its view]
+
+    def mapped(s):
+        v = view(s)
+        last[0], last[1] = s, v
+        return v
+
+    def prev_mapped(s):
+        v = epoch_view(s)
+        last_prev[0], last_prev[1] = s, v
+        return v
+
     out = []
     for inv in invariants:
         if inv.kind == "step":
-            chk = (lambda f: lambda s, a, t: f(epoch_view(s), a, epoch_view(t)))(inv.check)
+            chk = (lambda f: lambda s, a, t: f(last_prev[1] if last_prev[0] is s else prev_mapped(s), a,
+                                               epoch_view(t)))(inv.check)
         else:
-            chk = (lambda f: lambda s: f(view(s)))(inv.check)
+            chk = (lambda f: lambda s: f(last[1] if last[0] is s else mapped(s)))(inv.check)
         out.append(Invariant(inv.name, inv.statement, chk, inv.kind, inv.broken_by))
     return tuple(out)
 
 
 def bind_sometimes(props, view):
     return tuple(Sometimes(p.name, p.statement, (lambda f: lambda s: f(view(s)))(p.predicate)) for p in props)
+
+
+# --- one leader per leader epoch (added for issue 17's detection power) ------------------------------
+def check_one_leader_per_epoch(v: ReplView):
+    """A leader epoch names one leadership term: the controller bumps it with every change of the stored
+    leader, a move to no leader (-1) included, and replicas fence on it. Forbids: a running replica that
+    follows (or is) leader L at leader epoch e while the controller stores another leader at that same
+    epoch e, or two running replicas that name different leaders at the same epoch. Allows: replicas at
+    older epochs (not yet told), replicas that know no leader, ISR changes within one epoch."""
+    named = {}          # leader epoch -> (the leader named at it, who named it first: a replica, or -1 the controller)
+    c = v.controller
+    if c.leader_epoch >= 0:
+        named[c.leader_epoch] = (c.leader, -1)
+    for i, r in enumerate(v.replicas):
+        if not r.alive or r.leader == NO_LEADER or r.leader_epoch < 0:
+            continue
+        leader, by = named.setdefault(r.leader_epoch, (r.leader, i))
+        if leader != r.leader:
+            who = "the controller" if by < 0 else f"replica {by}"
+            return f"leader epoch {r.leader_epoch}: replica {i} follows leader {r.leader}, {who} names leader {leader}"
+    return None
+
+
+ONE_LEADER_PER_EPOCH = Invariant("one-leader-per-epoch",
+                                 "no two running replicas, nor a running replica and the controller, name different "
+                                 "leaders at the same leader epoch", check_one_leader_per_epoch)
+ALL = ALL + (ONE_LEADER_PER_EPOCH,)

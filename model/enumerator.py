@@ -9,7 +9,7 @@ function that enumerates the actions in table order with the guard's statements 
 renamed apart). A guard of any other shape is called as before. In the compiled function
 
 - each distinct domain function is called once per state (its result shared by the actions that
-  name it),
+  name it: a domain is a pure function of the model and the state, as guards are),
 - an attribute chain read more than once from the model or the state (`s.budget.events`,
   `m.max_gen`) is read once, before the first action; should reading one raise (a chain a guard only
   reads behind a test, `s.prev.record`), that state is enumerated by the same function without this
@@ -22,7 +22,6 @@ against the plain enumeration on reachable states).
 from __future__ import annotations
 
 import ast
-import builtins
 import inspect
 import textwrap
 import types

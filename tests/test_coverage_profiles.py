@@ -114,4 +114,4 @@ def test_every_named_exception_is_a_function_of_impl(table):
     assert entries
     for key, why in entries.items():
         assert key.startswith("*.") or key in known, key
-        assert len(why) > 20, key
+        assert len(why.strip()) >= 10, key                  # a reason, not a placeholder

@@ -27,6 +27,8 @@ CASES = [
     ("consumer-group", {"members": 1, "topics": 1}, []),
     ("consumer-group", {"members": 1, "topics": 1}, ["kafka-20442-empty-group-assignment-epoch"]),
     ("consumer-group-world", {"members": 1}, []),
+    ("consumer-group-world", {"perturbations": 0, "grow": False}, ["kafka-16147-lost-partition-epoch"]),
+    ("offsets", {"replicas": 2, "records": 1, "epochs": 2, "min_isr": 1}, ["truncate-to-hw"]),
 ]
 # bounds where `recoverable` fails (the trace to the first unrecoverable state must be the in-process one)
 UNRECOVERABLE = [
@@ -107,6 +109,7 @@ def test_a_state_budget_cut_keeps_the_in_process_first_states_and_says_it_is_par
     assert not got.complete and got.stopped == "max-states" and got.distinct_states == cap == ref.distinct_states
     assert got.covered_depth == ref.covered_depth and got.unexpanded > 0
     assert got.sometimes == ref.sometimes and got.violations == [] and not got.graph.analysed
+    assert got.states_per_depth == ref.states_per_depth and got.max_depth == ref.max_depth
     assert "stopped before it was complete" in got.graph.note
 
 

@@ -61,7 +61,9 @@ def test_stable_fingerprints_and_a_state_budget_cut_on_spark(spark):
     name, params, beh = "replication", {"replicas": 2, "records": 1}, []
     ref = explore(registry.build(name, params, beh), max_states=700)
     got, drv = _spark(name, params, beh, partitions=2, stable=True, max_states=700)
-    assert drv.stable and answers(got) == answers(ref)
+    assert drv.stable
+    cut = ("distinct", "depth", "per_depth", "sometimes", "complete", "covered_depth", "violations", "graph")
+    assert {k: answers(got)[k] for k in cut} == {k: answers(ref)[k] for k in cut}   # not transitions: see parallel.py
     assert not got.complete and got.stopped == "max-states" and got.distinct_states == 700 and got.unexpanded > 0
 
 

@@ -320,13 +320,14 @@ EXPLORE_VARIANTS = {
     "explore:offsets-world/transactions": (
         "offsets-world", {p: {"txn": True} for p in ("quick", "ci", "deep")},
         {"quick": 16_000, "ci": 16_000, "deep": None}),
-    # the classic member: auto-commit before revoking (joinPrepare's commit), and an application committing
-    # synchronously in onPartitionsRevoked (a blocked revocation retried and resumed)
+    # the classic member: auto-commit before revoking (joinPrepare's commit; 334 states), and an application
+    # committing synchronously in onPartitionsRevoked (a blocked revocation retried and resumed; 10,440 states)
     "explore:group-world/auto-commit": (
-        "group-world", {p: {"auto_commit_ms": 1000, "commits": 0} for p in ("ci", "deep")},
-        {"ci": 30_000, "deep": None}),
+        "group-world", {p: {"auto_commit_ms": 1000, "commits": 0, "faults": 0} for p in ("quick", "ci", "deep")},
+        {"quick": 1_000, "ci": 1_000, "deep": None}),
     "explore:group-world/commit-on-revoke": (
-        "group-world", {p: {"commit_on_revoke": True} for p in ("ci", "deep")}, {"ci": 60_000, "deep": None}),
+        "group-world", {p: {"commit_on_revoke": True, "commits": 0} for p in ("ci", "deep")},
+        {"ci": 25_000, "deep": None}),
     # KIP-848 regular-expression subscriptions (impl/consumer/regex.py, the coordinator's asynchronous resolution,
     # ConsumerMember.subscribe_regex) (19,358 states)
     "explore:consumer-group-world/regex": (

@@ -107,16 +107,17 @@ class OWState(KeyedState):
     """One world state: an OffsetsTopicWorld never mutated once built, the client's ghost and budgets.
 
     client = (in-flight commit (cid, partition, offset, broker) or None, next offset per partition,
-              highest acknowledged offset per partition, open transaction: None, ("staged", partition,
-              offset) once its TxnOffsetCommit was answered NONE, or ("marker", produce id, partition, offset,
-              broker) while its commit marker is being written)."""
+              highest acknowledged offset per partition).
+    txn (with `txn`) = the open transaction: None, ("staged", partition, offset) once its TxnOffsetCommit was
+              answered NONE, or ("marker", produce id, partition, offset, broker) while its marker is written."""
 
-    __slots__ = ("world", "client", "budget", "_key", "_hash", "_view", "_rview", "_eview")
+    __slots__ = ("world", "client", "budget", "txn", "_key", "_hash", "_view", "_rview", "_eview")
 
-    def __init__(self, world: OffsetsTopicWorld, client: tuple, budget: tuple):
+    def __init__(self, world: OffsetsTopicWorld, client: tuple, budget: tuple, txn=None):
         self.world = world
         self.client = client
         self.budget = budget
+        self.txn = txn
         self._key = None
         self._hash = None
         self._view = None
@@ -127,7 +128,7 @@ class OWState(KeyedState):
         w = self.world
         return (RW._key_of(w.cluster), tuple((b, c.snapshot()) for b, c in sorted(w.coordinators.items())),
                 tuple(sorted(w._pending.items())), tuple(sorted(w._loads)), self.client[0], self.client[1:],
-                self.budget)
+                self.budget, self.txn)
 
     def __repr__(self):
         return f"OWState(client={self.client}, budget={self.budget})"
@@ -176,18 +177,18 @@ class OffsetsWorld(Protocol):
             w.cluster.renumber_messages()
             budget = r.init_states()[0].budget[:RW.RECORDS] + (int(self.params["commits"]),) + \
                 r.init_states()[0].budget[RW.RECORDS + 1:]
-            self._init = [OWState(w, (None, (1,) * self.np, (0,) * self.np, None), budget)]
+            self._init = [OWState(w, (None, (1,) * self.np, (0,) * self.np), budget)]
         return self._init
 
     def actions(self, s: OWState):
         w = s.world
         out = []
-        if s.client[0] is None and s.client[3] is None and s.budget[RW.RECORDS]:
+        if s.client[0] is None and s.txn is None and s.budget[RW.RECORDS]:
             coord = w.coordinator_for(GROUP)
             if coord >= 0 and w.cluster.brokers[coord].alive:
                 for p in range(self.np):
                     out.append(("commit", p, s.client[1][p], coord))
-        if s.client[3] is not None and s.client[3][0] == "staged":
+        if s.txn is not None and s.txn[0] == "staged":
             leader = w.coordinator_for(GROUP)
             if leader >= 0 and w.cluster.brokers[leader].alive:
                 out.append(("end_txn", leader))
@@ -198,7 +199,8 @@ class OffsetsWorld(Protocol):
 
     def step(self, s: OWState, a: tuple) -> OWState:
         w = s.world.copy()
-        inflight, nxt, acked, txn = s.client
+        inflight, nxt, acked = s.client
+        txn = s.txn
         budget = s.budget
         if a[0] == "commit":
             _n, p, offset, broker = a
@@ -239,7 +241,7 @@ class OffsetsWorld(Protocol):
         if inflight is not None and not w.cluster.brokers[inflight[3]].alive:
             inflight = None     # the connection died with the broker: the client sees the commit fail
         w.cluster.renumber_messages()
-        return OWState(w, (inflight, nxt, acked, txn), budget)
+        return OWState(w, (inflight, nxt, acked), budget, txn)
 
     @staticmethod
     def _marker_outcome(w: OffsetsTopicWorld, txn: tuple, acked: tuple):
@@ -357,7 +359,8 @@ class OffsetsWorld(Protocol):
     def describe(self, s: OWState) -> dict:
         out = self.rules.describe(RW.RWState(s.world.cluster, s.budget), label=_batch_label)
         v = self.offsets_view(s)
-        inflight, nxt, acked, txn = s.client
+        inflight, nxt, acked = s.client
+        txn = s.txn
         out["coordinator"] = {"broker": v.coordinator, "current": v.current,
                               "serves": {str(tp): o for tp, o in zip(self.data, v.served)},
                               "loading": [b for b, _p in s.world.loading()]}
