@@ -6,7 +6,7 @@ a bound of at least 1 M states; and the group-world bound the in-process search 
 (`--model group-world --param losses=1`: 2 members, a crash or pause, a lost message; 1.59 M states in
 25 min in-process). For each engine it prints distinct states, seconds, distinct states/s, bytes a
 state on the executors (visited sets + parent links), the CPU seconds the run used (driver, workers,
-JVM: on a shared machine the wall clock alone says little) and the load average before and after;
+JVM, and the JVM's share alone: on a shared machine the wall clock alone says little) and the load average before and after;
 then the efficiency of each 2-way run against the same engine on one core and against the
 in-process explorer, in wall time and as a CPU ratio. The state graph is off on every engine
 (recoverability is not part of the timed search). Spark's start-up is excluded (the session starts,
@@ -39,6 +39,7 @@ def run_one(engine: str, model: str, params: dict, behaviours: list, partitions,
 
     kind, _, n = engine.partition(":")
     before_load = os.getloadavg()[0]
+    jvm = None
     if kind == "inline":
         from kverify.model.explore import explore
 
@@ -62,10 +63,13 @@ def run_one(engine: str, model: str, params: dict, behaviours: list, partitions,
         session.stop()
         session.get(master, None, app="kverify-explore")
         explore_spark(model, params, behaviours, master=master, partitions=partitions, max_states=1)   # warm-up
-        c0, t0 = cpu_now(), time.monotonic()
+        from spark_scaling import tree_cpu
+
+        c0, t0, j0 = cpu_now(), time.monotonic(), tree_cpu().get("java", 0.0)
         res, drv = explore_spark(model, params, behaviours, master=master, partitions=partitions,
                                  max_seconds=max_seconds, graph_limit=0)
         secs, cpu, nbytes = time.monotonic() - t0, cpu_now() - c0, drv.bytes
+        jvm = tree_cpu().get("java", 0.0) - j0
         session.stop()
     else:
         raise SystemExit(f"unknown engine {engine!r} (inline, processes:N, spark:N)")
@@ -73,6 +77,7 @@ def run_one(engine: str, model: str, params: dict, behaviours: list, partitions,
             "depth": res.max_depth, "complete": res.complete, "seconds": round(secs, 2),
             "distinct_per_s": round(res.distinct_states / max(secs, 1e-9)), "cpu_seconds": round(cpu, 1),
             "bytes_per_state": round(nbytes / max(res.distinct_states, 1), 1) if nbytes is not None else None,
+            "cpu_jvm_seconds": round(jvm, 1) if jvm is not None else None,
             "violations": [f.invariant for f in res.violations],
             "load_before": round(before_load, 1), "load_after": round(os.getloadavg()[0], 1)}
 
@@ -97,7 +102,7 @@ def main(argv=None) -> int:
         if not args.json:
             print(f"{row['engine']:<12} {row['distinct']:>10} distinct {row['transitions']:>11} transitions "
                   f"depth {row['depth']:>3} {'complete' if row['complete'] else 'PARTIAL '} {row['seconds']:>9.1f}s "
-                  f"{row['distinct_per_s']:>8} distinct/s cpu {row['cpu_seconds']:>8.1f}s "
+                  f"{row['distinct_per_s']:>8} distinct/s cpu {row['cpu_seconds']:>8.1f}s (JVM {row['cpu_jvm_seconds']}) "
                   f"bytes/state {row['bytes_per_state']} load {row['load_before']}->{row['load_after']}", flush=True)
     counts = {r["distinct"] for r in rows if r["complete"]}
     rate = {r["engine"]: r["distinct_per_s"] for r in rows}

@@ -483,14 +483,15 @@ def main(argv=None) -> int:
         print(f"bench/vs_tlc.py: {exc}", file=sys.stderr)
         return 2
     notes = []
+    why = "--quick" if args.quick and args.only is None else "--only"
     if "large" not in args.sections:
-        notes.append("large-bound rows: not run (" + ("--quick" if args.quick and args.only is None else "--only") + ")")
+        notes.append(f"large-bound rows: not run ({why})")
     run_bugs = "bugs" in args.sections and args.kafka_specification is not None
     if "bugs" in args.sections and not run_bugs:
         notes.append("time-to-bug rows: NOT RUN: give --kafka-specification DIR, a local copy of "
                      "github.com/hachikuji/kafka-specification (the public KIP-101/KIP-279/KIP-320 replication specs)")
     elif "bugs" not in args.sections:
-        notes.append("time-to-bug rows: not run (--only)")
+        notes.append(f"time-to-bug rows: not run ({why})")
     needs_tlc = "small" in args.sections or "large" in args.sections or run_bugs
     missing = runner.tools_available() if needs_tlc else None
     if missing:

@@ -381,7 +381,7 @@ def check_one_leader_per_epoch(v: ReplView):
     return None
 
 
-ONE_LEADER_PER_EPOCH = Invariant("one-leader-per-epoch",
+ONE_LEADER_PER_EPOCH = Invariant("leader-epoch-names-one-leader",
                                  "no two running replicas, nor a running replica and the controller, name different "
                                  "leaders at the same leader epoch", check_one_leader_per_epoch)
 ALL = ALL + (ONE_LEADER_PER_EPOCH,)

@@ -138,6 +138,14 @@ def _load(s: OffsetsState, log) -> tuple:
     return gen, asg
 
 
+_new = tuple.__new__        # builds a NamedTuple from its fields in declaration order (no Python-level __new__)
+
+
+def _with(s: OffsetsState, storage: R.State, coordinator: Coordinator, lost: tuple) -> OffsetsState:
+    """`s` with another storage, coordinator and lost generations (every replication action)."""
+    return _new(OffsetsState, (storage, coordinator, s.payloads, s.joins, s.next_offset, lost))
+
+
 def _follow(m, s: OffsetsState, name: str, args: tuple, storage: R.State) -> OffsetsState:
     """After a replication action: a replica that newly leads in the controller's current epoch loads
     the group (only `apply` makes a leader); an owner that crashed or stopped leading unloads it."""
@@ -149,21 +157,23 @@ def _follow(m, s: OffsetsState, name: str, args: tuple, storage: R.State) -> Off
                 and ctrl.leader == r and rep.leader_epoch == ctrl.leader_epoch):
             c, lost = _unload(c, lost)
             gen, asg = _load(s, rep.log)
-            return s._replace(storage=storage, coordinator=Coordinator(r, gen, NONE, c.loads + 1, asg), lost=lost)
+            return _with(s, storage, Coordinator(r, gen, NONE, c.loads + 1, asg), lost)
     o = c.owner
     if o >= 0 and not (storage.replicas[o].alive and storage.replicas[o].leader == o):
         c, lost = _unload(c, lost)
-        return s._replace(storage=storage, coordinator=c, lost=lost)
-    return s._replace(storage=storage)
+    return _with(s, storage, c, lost)
 
 
 def _storage_action(a: Action) -> Action:
-    """A replication action on the offsets partition, then the coordinator follows leadership."""
-    name, guard, update, domain = a.name, a.guard, a.update, a.domain
+    """A replication action on the offsets partition, then the coordinator follows leadership. Its
+    domain is the arguments for which the replication action is enabled on the partition (the
+    replication table's compiled enumeration, run once per state: `OffsetsModel.storage_enabled`);
+    its guard is the replication guard."""
+    name, guard, update = a.name, a.guard, a.update
     return Action(name,
                   lambda m, s, *args: guard(m.repl, s.storage, *args),
                   lambda m, s, *args: _follow(m, s, name, args, update(m.repl, s.storage, *args)),
-                  lambda m, s: domain(m.repl, s.storage),
+                  lambda m, s: (m._storage_enabled if m._storage_for is s else m.storage_enabled(s)).get(name, ()),
                   fault=a.fault, doc=a.doc)
 
 
@@ -246,6 +256,7 @@ class OffsetsModel(Protocol):
         self.max_joins = params["joins"]                 # at most len(ASSIGNMENTS)
         self.parts = params["partitions"]
         self._gv_cache = [None, None, None, None]
+        self._storage_for, self._storage_enabled = None, None
         self.action_table = ACTIONS
         from kverify.invariants import offsets as O
         from kverify.invariants import replication as I
@@ -268,6 +279,17 @@ class OffsetsModel(Protocol):
 
     def is_fault(self, action) -> bool:
         return self.action_table.is_fault(action)
+
+    def storage_enabled(self, s) -> dict:
+        """The replication actions enabled on the offsets partition, `{name: [args, ...]}` in the
+        replication table's order (cached for the state being enumerated)."""
+        if self._storage_for is s:
+            return self._storage_enabled
+        by_name: dict = {}
+        for action in self.repl.actions(s.storage):
+            by_name.setdefault(action[0], []).append(action[1:])
+        self._storage_for, self._storage_enabled = s, by_name
+        return by_name
 
     # --- views ---------------------------------------------------------------------------------------
     def repl_view(self, s):
@@ -418,24 +440,34 @@ class OffsetsModel(Protocol):
         return out
 
     # --- symmetry ----------------------------------------------------------------------------------
-    def canonical(self, s):
+    def canonical(self, s, named: bool = True):
+        """The least image of `s` over the replication model's candidate relabellings, the coordinator's
+        replica marked (`named=False`: as plain tuples, see ReplicationModel._permute)."""
         if not self.repl.use_symmetry:
             return s
-        o = s.coordinator.owner
+        c = s.coordinator
+        o = c.owner
         extra = [1 if i == o else 0 for i in range(self.n)]
         best = None
         for p, mm in self.repl.candidates(s.storage, extra):
             if mm is None:
                 t = s
             else:
-                c = s.coordinator if o < 0 else s.coordinator._replace(owner=p[o])
-                t = s._replace(storage=self.repl.permute(s.storage, p, mm), coordinator=c)
+                nc = c
+                if o >= 0:
+                    nc = (p[o], c.generation, c.pending, c.loads, c.assignment)
+                    if named:
+                        nc = _new(Coordinator, nc)
+                t = (self.repl._permute(s.storage, p, mm, named), nc, s.payloads, s.joins, s.next_offset, s.lost)
+                if named:
+                    t = _new(OffsetsState, t)
             if best is None or t < best:
                 best = t
         return best
 
     def fingerprint(self, s) -> int:
-        return hash(self.canonical(s))
+        """hash(canonical(s)), hashed on the plain-tuple image (the same value)."""
+        return hash(self.canonical(s, False))
 
 
 def _fmt_payload(pl) -> str:

@@ -218,6 +218,7 @@ _LABEL_FREE = attrgetter("log", "hw", "leader_epoch", "partition_epoch", "contro
 # The fields a replica shows the invariants (ReplicaView, without the quorum) and its epochs (EpochView).
 _VIEWED = attrgetter("alive", "log", "hw", "leader_epoch", "partition_epoch", "controller_epoch", "leader", "isr")
 _EPOCHS = attrgetter("leader_epoch", "partition_epoch", "controller_epoch")
+_LEADER_EPOCH = attrgetter("leader_epoch")
 
 popcount = int.bit_count      # popcount(mask): how many replicas a bitmask holds (a C call, no Python frame)
 
@@ -621,7 +622,7 @@ def crash_guard(m, s, r):
     """A running replica crashes; one in the controller's ISR only while the controller may still
     bump the leader epoch for it."""
     c = s.controller
-    return (s.replicas[r].alive and s.spent.crashes < m.max_crashes
+    return (s.spent.crashes < m.max_crashes and s.replicas[r].alive
             and (not c.isr >> r & 1 or c.leader_epoch < m.max_epoch))
 
 
@@ -768,7 +769,6 @@ class ReplicationModel(Protocol):
         self._by_order = {self._inverse[p]: (p, mm) for p, mm in self._all_perms}
         self._pid = {p: list(p) + [NO_LEADER] for p, _ in self._all_perms}
         self._view_cache = [None, None, None, None, None, None]
-        self._ev_cache = [None, None, None, None]
 
     # --- initial state -----------------------------------------------------------------------------
     def init_states(self):
@@ -804,6 +804,7 @@ class ReplicationModel(Protocol):
             return self.domains_of
         running, leaders, truncating, fetching, proposals, restarts, applies = [], [], [], [], [], [], []
         requests = s.requests
+        newest = max(map(_LEADER_EPOCH, requests))     # no replica applies a request when it is at this epoch
         lossy_left = s.spent.lossy < self.max_lossy
         one, others = self._one, self._others
         for r, rep in enumerate(s.replicas):
@@ -813,9 +814,10 @@ class ReplicationModel(Protocol):
                 continue
             running.append(one[r])
             epoch = rep.leader_epoch
-            for i, q in enumerate(requests):
-                if q.leader_epoch > epoch:
-                    applies.append((r, i))
+            if newest > epoch:
+                for i, q in enumerate(requests):
+                    if q.leader_epoch > epoch:
+                        applies.append((r, i))
             if rep.leader == r:
                 leaders.append(one[r])
                 if may_propose(self, s, rep, r):
@@ -932,14 +934,8 @@ class ReplicationModel(Protocol):
         return I.bind(I.ALL, self.view, self.epoch_view)
 
     def epoch_view(self, s: State) -> EpochView:
-        c = self._ev_cache
-        if c[0] is s:
-            return c[1]
-        if c[2] is s:
-            return c[3]
-        v = _new(EpochView, (tuple(map(_EPOCHS, s.replicas)), _EPOCHS(s.controller)))
-        c[2], c[3], c[0], c[1] = c[0], c[1], s, v
-        return v
+        """The epochs of a state (the step invariant's view; `bind` keeps the source state's)."""
+        return _new(EpochView, (tuple(map(_EPOCHS, s.replicas)), _EPOCHS(s.controller)))
 
     def sometimes(self):
         from kverify.invariants import replication as I

@@ -131,3 +131,20 @@ def test_describe_is_json_and_names_the_coordinator():
     assert d["coordinator"]["broker"] == 0 and d["coordinator"]["generation"] == 1
     assert d["replicas"][0]["log"] == ["group(gen 1, [1, 2])@e0"]
     assert model.arrow(("commit", 0, 0)) == ("broker 0", "broker 0")
+
+
+def test_fingerprint_is_the_hash_of_the_canonical_state():
+    """The fingerprint hashes the canonical image built as plain tuples: the same value as the named one."""
+    from kverify.model import offsets as O
+    model = build({"records": "2", "joins": "1"})
+    states = run(model, [])
+    for seed in range(3):
+        res = walk(model, seed=seed, steps=30, record_trace=True)
+        states.extend(replay(model, res.trace)[0])
+    relabelled = 0
+    for s in states:
+        c = model.canonical(s)
+        assert type(c) is O.OffsetsState and model.canonical(s, named=False) == c
+        assert model.fingerprint(s) == hash(c)
+        relabelled += c is not s
+    assert relabelled > 0

@@ -133,6 +133,19 @@ def test_canonical_is_invariant_under_relabelling():
                 assert model.canonical(model._permute(s, p, mm)) == c
 
 
+def test_fingerprint_is_the_hash_of_the_canonical_state():
+    """The fingerprint hashes the canonical image built as plain tuples: the same value as the named one."""
+    model = build(**SMALL)
+    states, _ = replay(model, walk(model, seed=3, steps=40, record_trace=True).trace)
+    relabelled = 0
+    for s in states:
+        c = model.canonical(s)
+        assert type(c) is R.State and model.canonical(s, named=False) == c
+        assert model.fingerprint(s) == hash(c)
+        relabelled += c is not s
+    assert relabelled > 0                  # the relabelling path was taken, not only the identity
+
+
 def test_random_walks_are_clean_and_deterministic():
     model = build()
     for seed in range(20):
