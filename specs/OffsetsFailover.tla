@@ -213,6 +213,7 @@ IHwm == R!IHwm
 IRqs == R!IRqs
 LeaderInIsr == R!LeaderInIsr
 HwBounds == R!HwBounds
+LeaderEpochNamesOneLeader == R!LeaderEpochNamesOneLeader
 LogEpochsOrdered == R!LogEpochsOrdered
 IEpoch == R!IEpoch
 

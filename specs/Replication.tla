@@ -477,6 +477,18 @@ HwBounds == \A r \in ReplicaIds : /\ replicas[r].hw <= Len(replicas[r].log)
 LogEpochsOrdered == \A r \in ReplicaIds : \A k \in 1 .. Len(replicas[r].log) - 1 :
                         replicas[r].log[k].epoch <= replicas[r].log[k + 1].epoch
 
+\* a leader epoch names one leader: a running replica that names a leader at the controller's epoch names
+\* the controller's leader, and two running replicas at the same epoch name the same leader
+LeaderEpochNamesOneLeader ==
+    /\ \A r \in ReplicaIds :
+          (/\ replicas[r].alive /\ replicas[r].leader # NoLeader /\ replicas[r].leaderEpoch >= 0
+           /\ replicas[r].leaderEpoch = controller.leaderEpoch) => replicas[r].leader = controller.leader
+    /\ \A i, j \in ReplicaIds :
+          (/\ replicas[i].alive /\ replicas[j].alive
+           /\ replicas[i].leader # NoLeader /\ replicas[j].leader # NoLeader
+           /\ replicas[i].leaderEpoch >= 0 /\ replicas[i].leaderEpoch = replicas[j].leaderEpoch)
+          => replicas[i].leader = replicas[j].leader
+
 \* (step) leader, partition and controller epochs never decrease, on any replica or the controller
 IEpoch ==
     /\ \A r \in ReplicaIds : /\ replicas'[r].leaderEpoch >= replicas[r].leaderEpoch

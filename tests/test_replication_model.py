@@ -69,8 +69,10 @@ def test_behaviour_gives_shortest_counterexample(behaviour):
 def test_stale_controller_accepted_gives_counterexample():
     params = dict(records=1, epochs=2, ctrl_failovers=1, alters=2, crashes=0, lossy=0)
     res = explore(build(["stale-controller-accepted"], **params), graph=False, stop_on_first=True)
-    assert [f.invariant for f in res.violations] == ["i-rqs"]
-    assert len(res.violations[0].actions) == 10
+    # the zombie controller's election names a second leader at the new controller's epoch: caught at once by
+    # leader-epoch-names-one-leader, before the quorum it skips (i-rqs, 10 steps) matters
+    assert [f.invariant for f in res.violations] == ["leader-epoch-names-one-leader"]
+    assert len(res.violations[0].actions) <= 10
     assert any(a[0] == "zombie_elect" for a in res.violations[0].actions)
 
 

@@ -174,3 +174,18 @@ def test_a_deadlock_fails_every_engine_with_a_replayable_report(toy_suite, capsy
         assert c["verdict"] == FAIL and c["violations"][0]["invariant"] == "deadlock", c
         assert main(["replay", c["reports"][0]]) == 1
     assert capsys.readouterr().out.count("reproduced") == 3
+
+
+def test_checks_in_worker_processes_give_the_same_lines_and_counts(toy_suite, capsys, tmp_path):
+    """`--jobs 2` runs checks in forked workers: the same verdicts, summaries, counts and line order as one
+    process, a crash and a deadlock included; `--jobs 0` is one line and exit 2."""
+    only = ["--only", "explore:", "--only", "walk:toy-ok", "--only", "walk:toy-crash", "--only", "hypothesis:toy-stuck"]
+    runs = []
+    for jobs in ("1", "2"):
+        code, printed, summary = _verify(capsys, tmp_path / jobs, *only, "--jobs", jobs)
+        lines = [ln for ln in printed.splitlines() if ln.split()[:1] in (["PASS"], ["FAIL"], ["INCONCLUSIVE"])]
+        runs.append((code, lines, [(c["name"], c["verdict"], c["summary"], c["covered"]) for c in summary["checks"]]))
+    assert runs[0] == runs[1]
+    assert runs[0][0] == 1 and len(runs[0][1]) == len(TOYS) + 3
+    assert main(["verify", "--out", str(tmp_path / "0"), "--jobs", "0"]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err

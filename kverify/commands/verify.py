@@ -45,6 +45,9 @@ def add_arguments(parser):
     parser.add_argument("--fail-fast", action="store_true",
                         help="stop at the first check that fails the gate (FAIL, or INCONCLUSIVE under --strict); "
                              "the checks not run are INCONCLUSIVE")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="checks run at once in worker processes (default: the usable cores); verdicts, "
+                             "counts and the order of the printed lines do not depend on it")
     parser.add_argument("--baseline", nargs="?", const=DEFAULT_BASELINE, metavar="FILE",
                         help=f"known violations that do not fail the gate (default file: {DEFAULT_BASELINE})")
 
@@ -75,6 +78,8 @@ def run(args) -> int:
     started = time.monotonic()
     behaviours = B.validate(args.behaviour)
     baseline = load_baseline(args.baseline) if args.baseline else None
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
     if args.max_seconds is not None and args.max_seconds <= 0:
         raise UsageError(f"--max-seconds must be positive, not {args.max_seconds}")
     seed = args.seed if args.seed is not None else profiles.default_seed(args.profile)
@@ -98,15 +103,9 @@ def run(args) -> int:
                   progress=not args.json)
     results: list[CheckResult] = []
     stopped = "interrupted"        # why checks were not run, if some were not
+    jobs = min(args.jobs or usable_cores(), len(checks))
     try:
-        for check in checks:
-            t0 = time.monotonic()
-            if ctx.out_of_time():
-                res = CheckResult(check.name, check.category, INCONCLUSIVE, "not run: --max-seconds spent",
-                                  cut="--max-seconds")
-            else:
-                res = run_isolated(check, ctx)
-            res.seconds = round(time.monotonic() - t0, 3)
+        for res in run_checks(checks, ctx, jobs):
             results.append(res)
             print(verdict_line(res), file=log, flush=True)
             if args.fail_fast and (res.verdict == FAIL or (strict and res.verdict == INCONCLUSIVE)):
@@ -128,6 +127,59 @@ def run(args) -> int:
         for v in summary["new_violations"]:
             print(f"  new violation: {v['invariant']} in {v['check']} ({v.get('report', '')})")
     return summary["exit_code"]
+
+
+def usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:                    # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_one(check, ctx: Context) -> CheckResult:
+    t0 = time.monotonic()
+    if ctx.out_of_time():
+        res = CheckResult(check.name, check.category, INCONCLUSIVE, "not run: --max-seconds spent",
+                          cut="--max-seconds")
+    else:
+        res = run_isolated(check, ctx)
+    res.seconds = round(time.monotonic() - t0, 3)
+    return res
+
+
+_PLANNED: tuple = ()           # (checks, ctx) of the run, inherited by forked workers
+
+
+def _run_planned(i: int) -> CheckResult:
+    checks, ctx = _PLANNED
+    return run_one(checks[i], ctx)
+
+
+def run_checks(checks, ctx: Context, jobs: int):
+    """Yield each check's result in plan order. With jobs > 1 the checks run in forked worker processes
+    (each check is seeded by the run's seed alone, so where it runs does not change its verdict); a
+    result is yielded only when every earlier one has been, so the printed lines, `--fail-fast` and an
+    interrupt see the same order as a sequential run, and whatever the caller stops before is cancelled."""
+    if jobs <= 1 or len(checks) <= 1 or not hasattr(os, "fork"):
+        for check in checks:
+            yield run_one(check, ctx)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _PLANNED
+    _PLANNED = (checks, Context(**{**ctx.__dict__, "progress": False}))   # workers print nothing of their own
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+    try:
+        futures = [pool.submit(_run_planned, i) for i in range(len(checks))]
+        for fut in futures:
+            yield fut.result()
+    finally:
+        _PLANNED = ()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            if proc.is_alive():            # a check still running after the caller stopped
+                proc.terminate()
 
 
 def _summary(args, seed, strict, behaviours, out, results, seconds) -> dict:

@@ -1,7 +1,7 @@
 """The verification run as a whole: named checks, profiles, verdicts, baselines.
 
-`kverify verify` (kverify/commands/verify.py) plans the checks of a profile, runs them one after
-another, and writes `summary.json`, `junit.xml` and `index.html` into the run's folder. A check is
+`kverify verify` (kverify/commands/verify.py) plans the checks of a profile, runs them (in worker
+processes, one per usable core, results taken in plan order), and writes `summary.json`, `junit.xml` and `index.html` into the run's folder. A check is
 any engine run with a verdict (an assignor certification, an exhaustive exploration, Z3 proofs,
 Hypothesis machines, random walks, conformance scenarios); providers in this package build them.
 Each check ends with one of three verdicts (kverify/suite/verdicts.py): PASS, INCONCLUSIVE, FAIL.
