@@ -118,43 +118,12 @@ def _wait(proc):
 
 
 def tlc_run(spec, cfg, *, heap=TLC_HEAP, workers="1", check_deadlock=None, timeout=None, flags=runner.BENCH_FLAGS):
-    """TLC on spec/cfg as runner.run_tlc runs it, plus wait4's CPU time and peak RSS. -> (TlcResult, cpu, rss)."""
-    java, jar = runner.find_java(), runner.find_jar()
-    if str(workers) == "auto":
-        workers = str(os.cpu_count() or 1)
-    spec, cfg = os.path.abspath(spec), os.path.abspath(cfg)
-    if check_deadlock is None:
-        check_deadlock = runner.spec_checks_deadlock(spec)
-    result = runner.TlcResult(spec, cfg, str(workers))
+    """TLC on spec/cfg through runner.run_tlc, with wait4's CPU time and peak RSS. -> (TlcResult, cpu, rss)."""
+    usage = {}
     jvm = list(flags) + ([f"-Xmx{heap}"] if heap else [])
-    with tempfile.TemporaryDirectory(prefix="kverify-vs-tlc-meta-") as meta:
-        cmd = [java, *jvm, f"-Djava.io.tmpdir={meta}", "-cp", jar, "tlc2.TLC", "-workers", str(workers),
-               "-metadir", meta, "-config", cfg]
-        if not check_deadlock:
-            cmd.append("-deadlock")
-        cmd.append(os.path.basename(spec))
-        t0 = time.monotonic()
-        t_search = None
-        chunks = []
-        proc = subprocess.Popen(cmd, cwd=os.path.dirname(spec), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, bufsize=1)
-        try:
-            for line in proc.stdout:
-                if t_search is None and line.startswith("Computing initial states"):
-                    t_search = time.monotonic()
-                chunks.append(line)
-                if timeout is not None and time.monotonic() - t0 > timeout:
-                    proc.kill()
-                    break
-        finally:
-            _rc, cpu, rss = _wait(proc)
-        t1 = time.monotonic()
-    result.seconds = t1 - t0
-    result.search_seconds = t1 - (t_search if t_search is not None else t0)
-    result.output = "".join(chunks)
-    if timeout is not None and result.seconds > timeout:
-        raise runner.TlcError(f"TLC did not finish within {timeout:g} s on {os.path.basename(cfg)}")
-    return runner.parse_output(result.output, result), cpu, rss
+    result = runner.run_tlc(spec, cfg, workers=workers, jvm_flags=jvm, timeout=timeout,
+                            check_deadlock=check_deadlock, usage=usage)
+    return result, usage.get("cpu", 0.0), usage.get("rss", 0)
 
 
 def explore_run(model, params, behaviours=(), *, first=False, max_states=None, out_dir):

@@ -9,7 +9,10 @@ function that enumerates the actions in table order with the guard's statements 
 renamed apart). A guard of any other shape is called as before. In the compiled function
 
 - each distinct domain function is called once per state (its result shared by the actions that
-  name it: a domain is a pure function of the model and the state, as guards are),
+  name it: a domain is a pure function of the model and the state, as guards are); a domain written
+  as one `return EXPR` in the guards' module is inlined, and when several such domains read an
+  attribute of one compound expression (`(m.domains_of if m.domains_for is s else m.domains(s)).leaders`)
+  that expression is computed once per state into a local,
 - an attribute chain read more than once from the model or the state (`s.budget.events`,
   `m.max_gen`) is read once, before the first action; should reading one raise (a chain a guard only
   reads behind a test, `s.prev.record`), that state is enumerated by the same function without this
@@ -54,6 +57,18 @@ def _inlinable(guard) -> Optional[tuple]:
     if any(isinstance(node, _UNSAFE) for node in ast.walk(fn)):
         return None              # scoping the inliner does not handle: keep the call
     return params, body[:-1], body[-1].value
+
+
+def _domain_expr(domain, glob: dict):
+    """A domain function written as one `return EXPR` of `(model, state)`, in this module's globals:
+    EXPR with the parameters renamed to the compiled function's; None (the domain is called)."""
+    if getattr(domain, "__globals__", None) is not glob:
+        return None
+    shape = _inlinable(domain)
+    if shape is None or shape[1] or len(shape[0]) != 2:
+        return None
+    params, _body, expr = shape
+    return _Rename({params[0]: _P, params[1]: _S}).visit(ast.parse(ast.unparse(expr), mode="eval").body)
 
 
 class _Rename(ast.NodeTransformer):
@@ -105,16 +120,36 @@ def _loops(actions, shapes, glob: dict) -> tuple:
     defaults: dict = {}
     domain_of: dict = {}          # id(domain function) -> local holding its arguments
     uses: dict = {}
+    exprs: dict = {}              # id(domain function) -> its inlined expression (None: called)
     for a in actions:
         uses[id(a.domain)] = uses.get(id(a.domain), 0) + 1
+        if id(a.domain) not in exprs:
+            exprs[id(a.domain)] = _domain_expr(a.domain, glob)
+    bases: dict = {}              # ast.dump of a compound `X` in `X.attr` -> how many domains read it
+    for e in exprs.values():
+        if e is not None and isinstance(e, ast.Attribute) and not isinstance(e.value, ast.Name):
+            key = ast.dump(e.value)
+            bases[key] = bases.get(key, 0) + 1
+    base_of: dict = {}            # ast.dump -> local holding it, once computed
     head: list = []
     loops: list = []
     for i, (a, shape) in enumerate(zip(actions, shapes)):
         dom = domain_of.get(id(a.domain))
         if dom is None:
             dom = domain_of[id(a.domain)] = f"_kv_dom{len(domain_of)}"
-            defaults[f"{dom}_fn"] = a.domain
-            head.append(ast.parse(f"{dom} = {dom}_fn({_P}, {_S})").body[0])
+            expr = exprs[id(a.domain)]
+            if expr is None:
+                defaults[f"{dom}_fn"] = a.domain
+                head.append(ast.parse(f"{dom} = {dom}_fn({_P}, {_S})").body[0])
+            else:
+                key = ast.dump(expr.value) if isinstance(expr, ast.Attribute) else None
+                if key is not None and bases.get(key, 0) > 1:     # shared by several domains: computed once
+                    base = base_of.get(key)
+                    if base is None:
+                        base = base_of[key] = f"_kv_dbase{len(base_of)}"
+                        head.append(ast.Assign(targets=[ast.Name(base, ast.Store())], value=expr.value))
+                    expr = ast.Attribute(value=ast.Name(base, ast.Load()), attr=expr.attr, ctx=ast.Load())
+                head.append(ast.Assign(targets=[ast.Name(dom, ast.Store())], value=expr))
             if uses[id(a.domain)] > 1:     # iterated more than once: a generator would be spent
                 defaults["_kv_tuple"], defaults["_kv_list"] = tuple, list
                 head.append(ast.parse(f"if {dom}.__class__ is not _kv_tuple and {dom}.__class__ is not _kv_list:\n"

@@ -105,3 +105,46 @@ def test_a_guard_reassigning_its_parameter_is_called_not_inlined():
     for s in (5, 50, 105, 500):
         assert table.enabled(None, s) == table.enabled_plain(None, s)
     assert table.enabled(None, 105) == [("shadow",)]
+
+
+# --- domains written as one `return EXPR`: inlined, a shared base computed once per state ----------
+class _Facts:
+    def __init__(self, s):
+        self.small = [(k,) for k in range(s % 3)]
+        self.large = [(k,) for k in range(s % 3, s % 5)]
+
+
+class _FactsModel:
+    def __init__(self):
+        self.calls = 0
+
+    def facts(self, s):
+        self.calls += 1
+        return _Facts(s)
+
+
+def _small_domain(m, s):
+    return m.facts(s).small
+
+
+def _large_domain(m, s):
+    return m.facts(s).large
+
+
+def _below(m, s, k):
+    return k < s
+
+
+def test_single_expression_domains_are_inlined_with_their_shared_base_computed_once():
+    table = ActionTable([Action("a", _below, lambda m, s, k: s, domain=_small_domain),
+                         Action("b", _below, lambda m, s, k: s, domain=_large_domain),
+                         Action("c", _below, lambda m, s, k: s, domain=_small_domain)])
+    fast = compile_enabled(table.actions)
+    assert "_kv_dom0_fn" not in fast.__code__.co_varnames          # inlined, not called
+    m = _FactsModel()
+    for s in range(12):
+        want = table.enabled_plain(m, s)
+        m.calls = 0
+        assert fast(m, s) == want
+        assert m.calls == 1                                        # one `m.facts(s)` for both domains
+    assert fast(m, 4) == [("a", 0), ("b", 1), ("b", 2), ("b", 3), ("c", 0)]

@@ -341,17 +341,23 @@ EXPLORE_VARIANTS = {
 }
 
 
+def _bounded_protocol(ctx: Context, entry) -> tuple:
+    """(model, protocol, state cap, seconds left) of a table entry (model, {profile: params}, {profile: cap}):
+    the profile's parameters of the model with the entry's bounds over them, and the run's behaviours."""
+    from kverify.model import registry
+
+    model, bounds, caps = entry
+    params = profiles.params(ctx.profile, model)
+    params.update(bounds[ctx.profile])
+    proto = registry.build(model, params, _model_behaviours(ctx, model))
+    return model, proto, caps.get(ctx.profile), ctx.remaining()
+
+
 def _variant_check(check: str):
     def run(ctx: Context) -> CheckResult:
-        from kverify.model import registry
         from kverify.model.explore import explore
 
-        model, bounds, caps = EXPLORE_VARIANTS[check]
-        params = profiles.params(ctx.profile, model)
-        params.update(bounds[ctx.profile])
-        proto = registry.build(model, params, _model_behaviours(ctx, model))
-        cap = caps.get(ctx.profile)
-        left = ctx.remaining()
+        model, proto, cap, left = _bounded_protocol(ctx, EXPLORE_VARIANTS[check])
         limit = max(cap or 0, profiles.graph_limit(ctx.profile, model))    # the whole graph of a finished search
         res = explore(proto, max_states=cap, max_seconds=None if left is None else max(left, 0.001), graph=True,
                       graph_limit=limit)
@@ -399,15 +405,9 @@ LIVENESS_CHECKS = {
 
 def _liveness_check(check: str):
     def run(ctx: Context) -> CheckResult:
-        from kverify.model import registry
         from kverify.model.search.liveness import check_liveness
 
-        model, bounds, caps = LIVENESS_CHECKS[check]
-        params = profiles.params(ctx.profile, model)
-        params.update(bounds[ctx.profile])
-        proto = registry.build(model, params, _model_behaviours(ctx, model))
-        cap = caps.get(ctx.profile)
-        left = ctx.remaining()
+        model, proto, cap, left = _bounded_protocol(ctx, LIVENESS_CHECKS[check])
         res = check_liveness(proto, max_states=cap, max_seconds=None if left is None else max(left, 0.001))
         return liveness_verdict(ctx, proto, check, model, res, cap)
     return run

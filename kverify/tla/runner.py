@@ -204,11 +204,23 @@ def spec_checks_deadlock(spec: str) -> bool:
         return False
 
 
+def _wait_child(proc, usage: Optional[dict]) -> None:
+    """Reap TLC; with `usage`, through wait4 so its CPU time and peak RSS are known."""
+    if usage is None:
+        proc.wait()
+        return
+    _pid, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    usage.update(cpu=ru.ru_utime + ru.ru_stime, rss=ru.ru_maxrss * 1024)
+
+
 def run_tlc(spec: str, cfg: str, *, workers="1", jvm_flags=FAST_START_FLAGS, timeout: Optional[float] = None,
-            check_deadlock: Optional[bool] = None, dump_dot: Optional[str] = None) -> TlcResult:
+            check_deadlock: Optional[bool] = None, dump_dot: Optional[str] = None,
+            usage: Optional[dict] = None) -> TlcResult:
     """Model-check `spec` (.tla path) with `cfg` (.cfg path). `workers`: a number or "auto".
     `check_deadlock`: None = when the spec's Next has an AllowedEnd disjunct (else -deadlock).
-    `dump_dot`: also write the state graph to `<dump_dot>.dot` (kverify/tla/states.py reads it)."""
+    `dump_dot`: also write the state graph to `<dump_dot>.dot` (kverify/tla/states.py reads it).
+    `usage`: a dict that receives the JVM's `cpu` seconds (user + system) and peak `rss` bytes (wait4)."""
     java, jar = find_java(), find_jar()
     if str(workers) == "auto":          # this TLC (2.15) wants a number
         workers = str(os.cpu_count() or 1)
@@ -242,11 +254,12 @@ def run_tlc(spec: str, cfg: str, *, workers="1", jvm_flags=FAST_START_FLAGS, tim
                 if timeout is not None and time.monotonic() - t0 > timeout:
                     proc.kill()
                     raise TlcError(f"TLC did not finish within {timeout:g} s on {os.path.basename(cfg)}")
-            proc.wait()
-        finally:
+        except BaseException:
             if proc.poll() is None:
                 proc.kill()
-                proc.wait()
+            raise
+        finally:
+            _wait_child(proc, usage)
         t1 = time.monotonic()
     result.seconds = t1 - t0
     result.search_seconds = t1 - (t_search if t_search is not None else t0)

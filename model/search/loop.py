@@ -32,6 +32,19 @@ from kverify.model.search.expand import Expander
 from kverify.model.search.visitors import HookTable
 
 
+
+def follow_indices(space, init: int, steps) -> tuple[list, object]:
+    """(actions, state) reached from initial state `init` by taking, at each step, the action at that index
+    of `space.actions(state)`: how a path kept as indices becomes a trace again."""
+    state = space.init_states()[init]
+    actions = []
+    for k in steps:
+        a = list(space.actions(state))[k]
+        actions.append(a)
+        state = space.step(state, a)
+    return actions, state
+
+
 class Run:
     """One search: its store, the BFS tree (parent/action index per state), its findings (the first
     per property name) and the counters; `run()` does the search."""
@@ -89,12 +102,7 @@ class Run:
         """(init index, actions, state) reached by re-executing the path to `idx`."""
         space = self.space
         init, steps = self.path_indices(idx)
-        state = space.init_states()[init]
-        actions = []
-        for k in steps:
-            a = list(space.actions(state))[k]
-            actions.append(a)
-            state = space.step(state, a)
+        actions, state = follow_indices(space, init, steps)
         return init, actions, state
 
     def traces(self) -> list:

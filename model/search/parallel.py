@@ -33,6 +33,7 @@ from typing import Callable, Optional
 
 from kverify.invariants.core import Violation
 from kverify.model.search import shard as sh
+from kverify.model.search.loop import follow_indices
 from kverify.model.search.shard import RADIX, Model, combine, new_meta  # noqa: F401  (the engines' imports)
 
 
@@ -186,13 +187,7 @@ class LevelDriver:
 
     @staticmethod
     def replay(p, init: int, ks: list) -> list:
-        state = p.init_states()[init]
-        acts = []
-        for k in ks:
-            a = list(p.actions(state))[k]
-            acts.append(a)
-            state = p.step(state, a)
-        return acts
+        return follow_indices(p, init, ks)[0]
 
     def trace(self, p, ref) -> tuple:
         """(init index, actions) of a finding: the path to its state re-executed (plus its own step)."""
