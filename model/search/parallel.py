@@ -201,7 +201,10 @@ class LevelDriver:
         return init, acts
 
     def backward(self) -> tuple:
-        raise NotImplementedError
+        """The engine's backward pass for `recoverable` (the distributed fixpoint): each engine has its own
+        (ProcessesDriver.backward, kverify/spark/explore.py SparkDriver.backward); a driver without one
+        cannot claim recoverability, so this base refuses rather than answering."""
+        raise NotImplementedError(f"{type(self).__name__} has no backward pass for recoverable")
 
     def close(self) -> None:
         pass
