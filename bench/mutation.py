@@ -20,11 +20,19 @@ Isolation: cosmic-ray edits files in place, so the run happens in a copy of the 
 untracked, not ignored files) with its own virtual environment whose only package is that copy
 (editable, no dependencies); the dependencies come from this checkout's .venv through a .pth file. The
 checkout itself is never modified. The coverage map is kept in --map-cache, keyed by the profile, the
-seed and a hash of the copied tree (docs/, tests/, bench/ excluded), so a second sample reuses it.
+seed and a hash of the copied tree (docs/, bench/, Markdown and tests/ other than tests/scenarios excluded), so a
+second sample reuses it; after an edit, a check is run again only if a file its process loaded changed (or a
+Python file was added or removed, or a non-Python input changed): mutation_map.reusable.
+
+Each judged mutant is saved at once in a rows file (--rows; by default in --workdir): `--from-rows` reports a
+saved run again (with `--markdown FILE`: the survivors as a Markdown table), and `--previous ROWS` re-judges a
+sample on the current tree carrying over its kills (a new property can only turn a survivor into a kill; the
+map of the current tree decides which checks run each of the others).
 
 Usage: .venv/bin/python bench/mutation.py [--profile quick|ci] [--sample N] [--seed S] [--workdir DIR]
                                             [--timeout SECONDS] [--jobs N] [--keep-tree] [--module-path impl]
-                                            [--mutants FILE:LINE:OPERATOR:OCCURRENCE ...] [--no-map]
+                                            [--mutants FILE:LINE:OPERATOR:OCCURRENCE ...] [--no-map] [--fresh-map]
+                                            [--previous ROWS] [--rows FILE] [--markdown FILE] [--from-rows ROWS]
        --keep-tree --mutants ...: re-judge some mutants of the same sample (e.g. the survivors, after a new
        property) in the same copy, with the same map. Killed mutants need no re-run: adding a property can
        only turn a PASS into a FAIL.
@@ -58,14 +66,52 @@ def tracked_files() -> list:
     return sorted(rel for rel in out if rel and os.path.isfile(os.path.join(ROOT, rel)))
 
 
+def map_input(rel: str) -> bool:
+    """Whether a file can change what a check of `kverify verify` executes: not docs/, bench/, tests/ (except the
+    scenarios the conformance checks read) nor Markdown."""
+    top = rel.split("/")[0]
+    if rel.endswith(".md") or top in ("docs", "bench"):
+        return False
+    return top != "tests" or rel.startswith("tests/scenarios/")
+
+
 def tree_hash(files: list) -> str:
     h = hashlib.sha256()
     for rel in files:
-        if rel.split("/")[0] in ("docs", "tests", "bench") or rel.endswith(".md"):
+        if not map_input(rel):
             continue
         with open(os.path.join(ROOT, rel), "rb") as fh:
             h.update(rel.encode() + b"\0" + hashlib.sha256(fh.read()).digest())
     return h.hexdigest()[:16]
+
+
+def global_key(files: list) -> str:
+    """What can change any check's run (see mutation_map.reusable): the names of the tree's Python files (a new
+    module can be discovered) and the contents of its other inputs (scenarios, specs, configuration)."""
+    h = hashlib.sha256()
+    for rel in files:
+        if map_input(rel):
+            h.update(rel.encode() + b"\0")
+            if not rel.endswith(".py"):
+                with open(os.path.join(ROOT, rel), "rb") as fh:
+                    h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()[:16]
+
+
+def earlier_map(cache: str, profile: str, seed: int):
+    """The newest map of this profile and seed that records what each check loaded (for mutation_map.reusable)."""
+    best = None
+    for name in os.listdir(cache):
+        if name.startswith(f"{profile}-{seed}-") and name.endswith(".json"):
+            path = os.path.join(cache, name)
+            if best is None or os.path.getmtime(path) > os.path.getmtime(best):
+                best = path
+    if best:
+        with open(best) as fh:
+            data = json.load(fh)
+        if data.get("loaded"):
+            return best, data
+    return None, None
 
 
 def copy_tree(dst: str, files: list, module_path: str) -> None:
@@ -165,12 +211,15 @@ def describe(work: str, spec) -> dict:
     after = b[first - 1].strip() if first - 1 < len(b) and len(a) == len(b) else "(lines removed or added)"
     return {"file": str(spec.module_path), "lineno": first, "operator": spec.operator_name.split("/")[-1],
             "occurrence": spec.occurrence, "line": a[first - 1].strip() if first - 1 < len(a) else "",
-            "mutant": after}
+            "mutant": after, "function": mutation_map.enclosing_function(source, first)}
 
 
 def is_listed(d: dict, equivalents: list):
+    """The entry naming this mutant: same file, operator, text before and after, and (when the entry names one,
+    for a line written the same way in two places) the same enclosing function."""
     for e in equivalents:
-        if (e["file"], e["operator"], e["line"], e["mutant"]) == (d["file"], d["operator"], d["line"], d["mutant"]):
+        if (e["file"], e["operator"], e["line"], e["mutant"]) == (d["file"], d["operator"], d["line"], d["mutant"]) \
+                and e.get("function", d.get("function")) == d.get("function"):
             return e
     return None
 
@@ -216,16 +265,32 @@ def main(argv=None) -> int:
     ap.add_argument("--module-path", default="impl")
     ap.add_argument("--keep-tree", action="store_true",
                     help="reuse the copy (and its venv) an earlier run left in --workdir instead of copying again")
+    ap.add_argument("--fresh-map", action="store_true",
+                    help="run every check under coverage, reusing nothing of an earlier map")
     ap.add_argument("--no-map", action="store_true",
                     help="no coverage map: every mutant runs every check of the profile (with --fail-fast)")
     ap.add_argument("--mutants", nargs="+", metavar="FILE:LINE:OPERATOR:OCCURRENCE",
                     help="run only these mutants of the seeded sample (as the report prints them), e.g. survivors")
     ap.add_argument("--run-equivalents", action="store_true", help="run the mutants listed equivalent as well")
+    ap.add_argument("--previous", metavar="ROWS.json",
+                    help="rows of an earlier run of this sample: its killed mutants are carried over, not re-run")
+    ap.add_argument("--from-rows", metavar="ROWS.json", help="only report a saved run (its rows file)")
+    ap.add_argument("--rows", metavar="FILE", help="where to keep the judged mutants (default: in --workdir)")
+    ap.add_argument("--markdown", metavar="FILE", help="also write the survivors and the figures as Markdown")
     ap.add_argument("--as-test-command", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     work = os.path.abspath(args.workdir)
     if args.as_test_command:
         return as_test_command(work)
+    if args.from_rows:                      # print (and --markdown) the figures of a saved run, without running
+        with open(args.from_rows) as fh:
+            saved = json.load(fh)
+        args.profile, args.seed = saved["profile"], saved["seed"]
+        report(saved["rows"], args, 0.0)
+        if args.markdown:
+            with open(args.markdown, "w", encoding="utf-8") as fh:
+                fh.write(markdown(saved["rows"], args))
+        return 0
     from cosmic_ray.mutating import mutate_and_test
     from cosmic_ray.work_db import WorkDB, use_db
 
@@ -239,9 +304,9 @@ def main(argv=None) -> int:
         copy_tree(work, files, args.module_path)
         make_venv(work)
         with open(os.path.join(work, "tree-hash.txt"), "w") as fh:
-            fh.write(tree_hash(files))
+            fh.write(f"{tree_hash(files)} {global_key(files)}")
     with open(os.path.join(work, "tree-hash.txt")) as fh:
-        digest = fh.read().strip()
+        digest, gkey = (fh.read().split() + [""])[:2]
     py = os.path.join(work, ".venv", "bin", "python")
     os.makedirs(args.map_cache, exist_ok=True)
     map_path = os.path.join(args.map_cache, f"{args.profile}-{args.seed}-{digest}.json")
@@ -251,17 +316,21 @@ def main(argv=None) -> int:
         names = mutation_map.check_names(py, work, args.profile)
     elif not os.path.exists(map_path):
         print(f"building the coverage map (one run per check, the baseline): {map_path}", flush=True)
+        old_path, old_map = (None, None) if args.fresh_map else earlier_map(args.map_cache, args.profile, args.seed)
+        if old_path:
+            print(f"  checks whose loaded files are unchanged are taken from {old_path}", flush=True)
         data = mutation_map.build(py, work, args.profile, args.seed, args.jobs,
-                                  log=lambda s: print(s, flush=True))
+                                  log=lambda s: print(s, flush=True), reuse=old_map, global_key=gkey)
         with open(map_path, "w") as fh:
             json.dump(data, fh)
     if map_path:
         with open(map_path) as fh:
             data = json.load(fh)
         names = list(data["checks"])
-        failing = {c: v for c, v in data["verdicts"].items() if v == "FAIL" or v.startswith("no summary")}
+        failing = {c: v for c, v in data["verdicts"].items() if v == "FAIL" or v.startswith("no summary") or (
+            args.profile == "ci" and v == "INCONCLUSIVE")}          # ci is strict: INCONCLUSIVE fails its gate too
         if failing:
-            print(f"baseline: checks fail on the unmutated tree ({failing}); no kill rate can be measured")
+            print(f"baseline: checks fail the gate on the unmutated tree ({failing}); no kill rate can be measured")
             return 1
     else:
         print("--no-map: no baseline run (the gate's own runs on this tree are the baseline)", flush=True)
@@ -280,21 +349,38 @@ def main(argv=None) -> int:
         subprocess.run([cr, "init", cfg, session], check=True, cwd=work)
     chosen, total = sample(session, args.sample, args.seed)
     print(f"{total} mutants of {args.module_path}/; a sample of {len(chosen)} (seed {args.seed})", flush=True)
+    carried = []
+    if args.previous:
+        with open(args.previous) as fh:
+            old = json.load(fh)
+        if (old["profile"], old["seed"]) != (args.profile, args.seed):
+            raise SystemExit(f"--previous: {args.previous} is a {old['profile']} run with seed {old['seed']}")
+        carried = old["rows"]
     if args.mutants:
         keys = {tuple(m.rsplit(":", 3)) for m in args.mutants}
-        chosen = [w for w in chosen if (lambda d: (d["file"], str(d["lineno"]), d["operator"], str(d["occurrence"]))
-                                        in keys)(describe(work, w.mutations[0]))]
+        found = {}
+        for w in chosen:
+            d = describe(work, w.mutations[0])
+            found[w.job_id] = (d["file"], str(d["lineno"]), d["operator"], str(d["occurrence"]))
+        missing = keys - set(found.values())
+        if missing:                 # impl/ changed since the run that printed them: the sample is not the same
+            raise SystemExit(f"--mutants: not in this sample: {sorted(':'.join(k) for k in missing)}")
+        chosen = [w for w in chosen if found[w.job_id] in keys]
         print(f"--mutants: {len(chosen)} of them", flush=True)
     with open(cfg) as fh:
         command = fh.read().split('test-command = "')[1].split('"')[0]
     rows = []
+    rows_path = args.rows or os.path.join(work, f"rows-{args.profile}-{args.seed}.json")
     os.chdir(work)
     for i, item in enumerate(chosen, 1):
         spec = item.mutations[0]
         d = describe(work, spec)
         listed = is_listed(d, equivalents)
         t0 = time.monotonic()
-        if listed and not args.run_equivalents:
+        before = carried_kill(carried, d)
+        if before:
+            col, detail = before["column"], before["detail"] + " (earlier run)"
+        elif listed and not args.run_equivalents:
             col, detail = "equivalent", listed["reason"]
         else:
             result = mutate_and_test(item.mutations, command, args.timeout)
@@ -306,32 +392,98 @@ def main(argv=None) -> int:
                     "wrongly-listed", f"listed equivalent but {col}: {detail}")
         d.update(column=col, detail=detail)
         rows.append(d)
-        print(f"  [{i:>3}/{len(chosen)}] {col:<10} {d['file']}:{d['lineno']}:{d['operator']}:{d['occurrence']}  "
-              f"{detail}  ({time.monotonic() - t0:.0f} s)", flush=True)
+        print(f"  [{i:>3}/{len(chosen)}] {col:<10} {mutant_key(d)}  {detail}  ({time.monotonic() - t0:.0f} s)",
+              flush=True)
+        save_rows(rows_path, args, rows)
     report(rows, args, time.monotonic() - started)
+    print(f"rows: {rows_path}")
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(markdown(rows, args))
+        print(f"survivors (Markdown): {args.markdown}")
     return 0
 
 
+KILLS = ("killed", "timeout")
+
+
+def carried_kill(previous: list, d: dict):
+    """The earlier row that killed this very mutant (same place, same text before and after), else None: adding a
+    property can only turn a PASS into a FAIL, so a kill stands; anything else is judged again."""
+    for r in previous:
+        if r["column"] in KILLS and mutant_key(r) == mutant_key(d) and (r["line"], r["mutant"]) == (
+                d["line"], d["mutant"]):
+            return r
+    return None
+
+
+def mutant_key(d: dict) -> str:
+    """FILE:LINE:OPERATOR:OCCURRENCE, as --mutants takes it."""
+    return f"{d['file']}:{d['lineno']}:{d['operator']}:{d['occurrence']}"
+
+
+def save_rows(path: str, args, rows: list) -> None:
+    """The judged mutants so far (written after each one, atomically): the input of --previous and --markdown."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump({"profile": args.profile, "seed": args.seed, "sample": args.sample, "rows": rows}, fh, indent=1)
+    os.replace(tmp, path)
+
+
+COLUMNS = ("killed", "timeout", "survived", "unreached", "equivalent", "wrongly-listed", "error")
+
+
+def figures(rows: list) -> dict:
+    """Counts per column and the kill rate: (killed + timeout + wrongly listed) over all but equivalent and error
+    (an unreached mutant is a survivor: no check can see it)."""
+    n = {c: sum(r["column"] == c for r in rows) for c in COLUMNS}
+    judged = sum(n[c] for c in ("killed", "timeout", "survived", "unreached", "wrongly-listed"))
+    dead = n["killed"] + n["timeout"] + n["wrongly-listed"]
+    return dict(n, sample=len(rows), judged=judged, dead=dead, rate=100.0 * dead / judged if judged else 0.0)
+
+
+def component(r: dict) -> str:
+    parts = r["file"].split("/")
+    return parts[1] if len(parts) > 2 else parts[-1]
+
+
 def report(rows: list, args, seconds: float) -> None:
-    by = {c: [r for r in rows if r["column"] == c] for c in
-          ("killed", "timeout", "survived", "unreached", "equivalent", "wrongly-listed", "error")}
-    judged = len(by["killed"]) + len(by["timeout"]) + len(by["survived"]) + len(by["unreached"]) + len(
-        by["wrongly-listed"])
-    dead = len(by["killed"]) + len(by["timeout"]) + len(by["wrongly-listed"])
-    rate = 100.0 * dead / judged if judged else 0.0
-    print(f"profile {args.profile}, sample {len(rows)} (seed {args.seed}): killed {len(by['killed'])}, "
-          f"timeout {len(by['timeout'])}, survived {len(by['survived'])}, unreached {len(by['unreached'])}, "
-          f"equivalent {len(by['equivalent'])}, error {len(by['error'])}"
-          + (f", wrongly listed equivalent {len(by['wrongly-listed'])}" if by["wrongly-listed"] else ""))
-    print(f"kill rate {dead}/{judged} = {rate:.1f}% (killed + timeout over all but equivalent and error; "
+    f = figures(rows)
+    print(f"profile {args.profile}, sample {len(rows)} (seed {args.seed}): killed {f['killed']}, "
+          f"timeout {f['timeout']}, survived {f['survived']}, unreached {f['unreached']}, "
+          f"equivalent {f['equivalent']}, error {f['error']}"
+          + (f", wrongly listed equivalent {f['wrongly-listed']}" if f["wrongly-listed"] else ""))
+    print(f"kill rate {f['dead']}/{f['judged']} = {f['rate']:.1f}% (killed + timeout over all but equivalent and error; "
           f"{seconds:.0f} s)")
+    for comp in sorted({component(r) for r in rows}):
+        c = figures([r for r in rows if component(r) == comp])
+        print(f"  impl/{comp + '/':<14} {c['dead']:>3}/{c['judged']:<3} killed  ({c['timeout']} timeout, "
+              f"{c['survived']} survived, {c['unreached']} unreached, {c['equivalent']} equivalent)")
     for col in ("survived", "unreached", "wrongly-listed", "error"):
-        for r in by[col]:
-            print(f"  {col}: {r['file']}:{r['lineno']}:{r['operator']}:{r['occurrence']}  "
-                  f"`{r['line']}` -> `{r['mutant']}`  {r['detail']}")
-    for r in by["equivalent"]:
+        for r in (r for r in rows if r["column"] == col):
+            print(f"  {col}: {mutant_key(r)}  `{r['line']}` -> `{r['mutant']}`  {r['detail']}")
+    for r in (r for r in rows if r["column"] == "equivalent"):
         print(f"  equivalent: {r['file']}:{r['lineno']} {r['operator']}: `{r['line']}` -> `{r['mutant']}`: "
               f"{r['detail']}")
+
+
+def markdown(rows: list, args) -> str:
+    """The figures and every mutant not killed, as a Markdown page (the survivors list the other engineers read)."""
+    f = figures(rows)
+    out = [f"# Mutation survivors: profile {args.profile}, seed {args.seed}, sample {len(rows)}", "",
+           f"killed {f['killed']} + timeout {f['timeout']} of {f['judged']} non-equivalent = **{f['rate']:.1f}%**; "
+           f"survived {f['survived']}, unreached {f['unreached']}, equivalent {f['equivalent']}, error {f['error']}",
+           "", "| mutant (file:line:operator:occurrence) | column | before | after | checks that executed it |",
+           "|---|---|---|---|---|"]
+    for r in rows:
+        if r["column"] in KILLS:
+            continue
+        detail = r["detail"]
+        if r["column"] == "survived" and detail.startswith("ran "):
+            detail = detail.split(": ", 1)[-1]
+        cell = lambda t: str(t).replace("|", "\\|")
+        out.append(f"| `{mutant_key(r)}` | {r['column']} | `{cell(r['line'])}` | `{cell(r['mutant'])}` | {cell(detail)} |")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

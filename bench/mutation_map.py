@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -44,6 +46,19 @@ def statement_lines(source: str, line: int) -> range:
         if first <= line <= max(first, last) and (best is None or (max(first, last) - first) < (best[1] - best[0])):
             best = (first, max(first, last))
     return range(best[0], best[1] + 1) if best else range(0)
+
+
+def enclosing_function(source: str, line: int) -> str:
+    """Qualified name (Class.method, outer.inner) of the innermost def holding `line`; "" at module level."""
+    def walk(body, prefix):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    node.lineno <= line <= node.end_lineno:
+                name = prefix + node.name
+                inner = walk(node.body, name + ".")
+                return inner or (name if not isinstance(node, ast.ClassDef) else "")
+        return ""
+    return walk(ast.parse(source).body, "")
 
 
 def changed_lines(original: str, mutated: str) -> list:
@@ -81,15 +96,39 @@ def check_names(venv_python: str, work: str, profile: str) -> list:
     return [n for n in out.splitlines() if n]
 
 
+# Runs `kverify` as `python -m kverify.cli` does and, at exit, lists the files of the modules the process loaded.
+# Forked workers (the z3 check's) end through os._exit, which skips atexit: they list theirs there.
+RUNNER = """import atexit, importlib.util, json, os, runpy, sys
+MAIN = importlib.util.find_spec("kverify.cli").origin      # run as __main__: not in sys.modules at exit
+def _loaded():
+    with open(os.path.join(os.environ["KVERIFY_MAP_LOADED"], f"loaded-{os.getpid()}.json"), "w") as fh:
+        json.dump(sorted({os.path.realpath(m.__file__) for m in list(sys.modules.values())
+                          if isinstance(getattr(m, "__file__", None), str)} | {os.path.realpath(MAIN)}), fh)
+def _exit(code, _real=os._exit):
+    try:
+        _loaded()
+    finally:
+        _real(code)
+os._exit = _exit
+atexit.register(_loaded)
+sys.argv[0] = "kverify"
+runpy.run_module("kverify.cli", run_name="__main__", alter_sys=True)
+"""
+
+
 def _coverage_run(venv_python: str, work: str, profile: str, seed: int, check: str, data_dir: str):
-    os.makedirs(data_dir, exist_ok=True)
+    shutil.rmtree(data_dir, ignore_errors=True)          # no data of an earlier build in the same copy
+    os.makedirs(data_dir)
     rc = os.path.join(data_dir, ".coveragerc")
     with open(rc, "w") as fh:
         fh.write(f"[run]\nparallel = True\nconcurrency = multiprocessing\nsource = {os.path.join(work, 'impl')}\n"
                  f"data_file = {os.path.join(data_dir, '.coverage')}\n")
-    cmd = [venv_python, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "kverify.cli", "verify", "--profile", profile,
+    runner = os.path.join(data_dir, "run_kverify.py")
+    with open(runner, "w") as fh:
+        fh.write(RUNNER)
+    cmd = [venv_python, "-m", "coverage", "run", f"--rcfile={rc}", runner, "verify", "--profile", profile,
            "--seed", str(seed), "--only", check + "$", "--out", os.path.join(data_dir, "verify-out"), "--json"]
-    env = dict(os.environ, COVERAGE_PROCESS_START=rc)
+    env = dict(os.environ, COVERAGE_PROCESS_START=rc, KVERIFY_MAP_LOADED=data_dir)
     return subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True), rc
 
 
@@ -105,12 +144,54 @@ def _lines_of(venv_python: str, work: str, rc: str, data_dir: str) -> dict:
             if os.path.realpath(f).startswith(impl + os.sep)}
 
 
-def build(venv_python: str, work: str, profile: str, seed: int, jobs: int = 1, log=print) -> dict:
-    """{"checks": {check: {"impl/x.py": [lines]}}, "verdicts": {check: verdict}}, one coverage run per check,
-    `jobs` at a time, in the profile's order."""
+def _sha(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()[:16]
+
+
+def _loaded_files(work: str, data_dir: str) -> dict:
+    """{path in the tree: content hash} of the tree's Python files the check's process loaded (not the venv's)."""
+    files = set()
+    for name in os.listdir(data_dir):
+        if name.startswith("loaded-") and name.endswith(".json"):
+            with open(os.path.join(data_dir, name)) as fh:
+                files.update(json.load(fh))
+    top = os.path.realpath(work) + os.sep
+    venv = os.path.join(top, ".venv") + os.sep
+    return {os.path.relpath(f, top): _sha(f) for f in files
+            if f.startswith(top) and not f.startswith(venv) and os.path.isfile(f)}
+
+
+def reusable(old: dict, check: str, global_key: str, work: str) -> bool:
+    """Whether `old` (an earlier map of the same profile and seed) still says what `check` executes in this tree:
+    same global key (the names of the tree's Python files, the contents of its other inputs: a new module or a
+    changed scenario can change what any check discovers) and every Python file the check loaded unchanged. The
+    check's run is deterministic, so it then executes the same lines of impl/ (a module it did not load cannot run;
+    one that would now be loaded is imported by a file that changed)."""
+    loaded = old.get("loaded", {}).get(check)
+    if old.get("global") != global_key or not loaded or check not in old.get("checks", {}):
+        return False
+    for rel, digest in loaded.items():
+        path = os.path.join(work, rel)
+        if not os.path.isfile(path) or _sha(path) != digest:
+            return False
+    return True
+
+
+def build(venv_python: str, work: str, profile: str, seed: int, jobs: int = 1, log=print, reuse=None,
+          global_key: str = "") -> dict:
+    """{"checks": {check: {"impl/x.py": [lines]}}, "verdicts": {check: verdict}, "loaded": {check: {file: hash}},
+    "global": global_key}, one coverage run per check, `jobs` at a time, in the profile's order; a check that
+    `reusable` says an earlier map `reuse` still describes is taken from it instead of run."""
     names = check_names(venv_python, work, profile)
     root = os.path.join(work, "coverage-map", profile)
-    pending, running, lines, verdicts = [n for n in names if n not in TWINS], [], {}, {}
+    lines, verdicts, loaded = {}, {}, {}
+    for name in names:
+        if reuse and name not in TWINS and reusable(reuse, name, global_key, work):
+            lines[name], verdicts[name] = reuse["checks"][name], reuse["verdicts"][name]
+            loaded[name] = reuse["loaded"][name]
+            log(f"  map {profile}: {name:<42} {verdicts[name]:<13} (unchanged: taken from the earlier map)")
+    pending, running = [n for n in names if n not in TWINS and n not in lines], []
     while pending or running:
         while pending and len(running) < jobs:
             name = pending.pop(0)
@@ -124,22 +205,13 @@ def build(venv_python: str, work: str, profile: str, seed: int, jobs: int = 1, l
         except (ValueError, KeyError, IndexError):
             verdicts[name] = f"no summary (exit {proc.returncode})"
         lines[name] = _lines_of(venv_python, work, rc, d)
+        loaded[name] = _loaded_files(work, d)
         log(f"  map {profile}: {name:<42} {verdicts[name]:<13} {sum(map(len, lines[name].values())):>6} impl lines")
     for name, twin in TWINS.items():
         if name in names:
             lines[name], verdicts[name] = lines.get(twin, {}), f"(as {twin})"
-    return {"profile": profile, "seed": seed, "checks": {n: lines[n] for n in names}, "verdicts": verdicts}
-
-
-def load_or_build(venv_python: str, work: str, profile: str, seed: int, jobs: int, log=print) -> dict:
-    path = os.path.join(work, f"coverage-map-{profile}-{seed}.json")
-    if os.path.exists(path):
-        with open(path) as fh:
-            return json.load(fh)
-    data = build(venv_python, work, profile, seed, jobs, log)
-    with open(path, "w") as fh:
-        json.dump(data, fh)
-    return data
+    return {"profile": profile, "seed": seed, "checks": {n: lines[n] for n in names}, "verdicts": verdicts,
+            "loaded": loaded, "global": global_key}
 
 
 if __name__ == "__main__":        # print the checks that execute FILE:LINE, from a map kept by bench/mutation.py

@@ -65,6 +65,14 @@ class Answer(NamedTuple):
     error: str                 # "NONE", FENCED_MEMBER_EPOCH, "UNKNOWN_MEMBER_ID"
 
 
+class Leave(NamedTuple):
+    """A client's unsubscribe()/close() with enable.auto.commit on, as the step that left sent it."""
+
+    member_id: int
+    consumed: int              # partitions it had a consumed position for
+    commits: tuple             # partition mask of each OffsetCommit sent before its leave heartbeat
+
+
 class CGView(NamedTuple):
     group_epoch: int
     assignment_epoch: int
@@ -80,6 +88,7 @@ class CGView(NamedTuple):
     accepted: tuple = ()       # Commit
     answered: tuple = ()       # Answer
     reconciled: tuple = ()     # member ids whose record the step recomputed (their own heartbeat)
+    left: tuple = ()           # Leave: clients that left with auto-commit on
 
     def member(self, mid: int) -> Optional[MemberView]:
         for m in self.members:
@@ -277,6 +286,23 @@ def commits_at_current_epoch(a: CGView, b: CGView) -> Optional[str]:
     return None
 
 
+def leave_commits_consumed(a: CGView, b: CGView) -> Optional[str]:
+    """A client leaving with auto-commit on commits exactly the positions it consumed, before its leave
+    heartbeat, in non-empty OffsetCommits (AsyncKafkaConsumer: the auto-commit on unsubscribe/close runs
+    before the leave; CommitRequestManager skips a commit of no offsets). Else the next owner of those
+    partitions re-reads what this client already consumed."""
+    for lv in b.left:
+        done = 0
+        for mask in lv.commits:
+            if not mask:
+                return f"m{lv.member_id} left sending an OffsetCommit of no partition"
+            done |= mask
+        if done != lv.consumed:
+            return (f"m{lv.member_id} left with auto-commit having consumed {fmt_parts(lv.consumed, b.pmax)} "
+                    f"but committed {fmt_parts(done, b.pmax)} before its leave heartbeat")
+    return None
+
+
 B16147 = "kafka-16147-lost-partition-epoch"
 B19974 = "kafka-19974-unrevoked-epoch-bump"
 B19449 = "kafka-19449-own-revocation-unreleased"
@@ -323,6 +349,21 @@ def consumer_group_invariants(view_of: Callable, step_view_of: Callable) -> tupl
         out.append(Invariant(name, statement,
                              (lambda f: lambda p, a, n: f(*step_view_of(p, a, n)))(fn), "step", broken))
     return tuple(out)
+
+
+# Client-side properties: only a world running real clients (their requests) can state them; the abstract
+# model's client sends no OffsetCommit of its own, so they are not in NAMES (nor in ConsumerGroup.tla).
+CLIENT_STEP_CHECKS = (
+    ("leave-commits-consumed", "a client leaving with auto-commit commits exactly its consumed positions "
+     "before its leave heartbeat, in non-empty OffsetCommits", leave_commits_consumed, ()),
+)
+CLIENT_NAMES = tuple(n for n, *_ in CLIENT_STEP_CHECKS)
+
+
+def client_invariants(step_view_of: Callable) -> tuple:
+    """The client-side step invariants, over the same `step_view_of` as `consumer_group_invariants`."""
+    return tuple(Invariant(name, statement, (lambda f: lambda p, a, n: f(*step_view_of(p, a, n)))(fn), "step", broken)
+                 for name, statement, fn, broken in CLIENT_STEP_CHECKS)
 
 
 def is_stable_with_all(v: CGView) -> bool:

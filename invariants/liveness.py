@@ -142,3 +142,37 @@ def first_pending(checks) -> Optional[str]:
         if msg is not None:
             return msg
     return None
+
+
+# --- (d) every running replica rejoins: follows the stored leader and joins the stored ISR ---------------
+REPLICA_REJOINS = "replica-rejoins-isr"
+REPLICA_REJOINS_STATEMENT = ("while a partition's stored leader acts as leader in the stored leader epoch, every running "
+                             "replica of its stored assignment that is not shutting down eventually follows that leader "
+                             "in that epoch and is in the stored ISR, without a broker coming back")
+
+
+class RejoinView(NamedTuple):
+    """One partition as the rejoin property reads it (the controller's store and the brokers).
+    - `led`: the stored leader's process runs and acts as leader in the stored leader epoch (the premise);
+    - `leader`, `leader_epoch`, `isr`: the stored decision;
+    - `replicas`: ((broker, leader it names, leader epoch it knows), ...) for the running replicas of the
+      stored assignment that are not shutting down; a replica that acts on no LeaderAndIsr names -1."""
+
+    partition: str
+    led: bool
+    leader: int
+    leader_epoch: int
+    isr: tuple
+    replicas: tuple
+
+
+def rejoin_pending(v: RejoinView) -> Optional[str]:
+    if not v.led:
+        return None                     # no acting leader: leader-failover owes that first
+    for b, names, epoch in v.replicas:
+        if names != v.leader or epoch != v.leader_epoch:
+            return (f"{v.partition}: running replica {b} acts on leader {names} in epoch {epoch}, the controller "
+                    f"stored leader {v.leader} in epoch {v.leader_epoch}")
+        if b not in v.isr:
+            return f"{v.partition}: running replica {b} follows leader {v.leader} but is not in the stored ISR {list(v.isr)}"
+    return None

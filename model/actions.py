@@ -9,7 +9,10 @@ Why it exists: a protocol's rules used to live inside one hand-written `actions(
 - `guard`   `guard(proto, state, *args) -> bool`: the enabling condition,
 - `update`  `update(proto, state, *args) -> state`: the successor,
 - `fault`   whether the action is a fault (crash, loss, failover...): engines remove fault edges
-            when they ask whether a good state stays reachable once faults stop.
+            when they ask whether a good state stays reachable once faults stop,
+- `domain_enabled`  the domain already yields only arguments for which the guard holds (a composed
+            model whose domain is its inner model's enumeration): the compiled enumerator does not
+            test the guard again; `enabled_plain` still does, and tests compare the two.
 
 `ActionTable` turns a sequence of them into `actions(state)`, `step(state, action)` and
 `is_fault(action)`; the BFS explorer, the walker, Spark and Hypothesis (one rule per action) all
@@ -36,6 +39,7 @@ class Action:
     fault: bool = False
     tla: str = ""
     doc: str = ""
+    domain_enabled: bool = False
 
     @property
     def disjunct(self) -> str:

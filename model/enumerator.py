@@ -17,7 +17,12 @@ renamed apart). A guard of any other shape is called as before. In the compiled 
   `m.max_gen`) is read once, before the first action; should reading one raise (a chain a guard only
   reads behind a test, `s.prev.record`), that state is enumerated by the same function without this
   hoisting, so every exception is the one the guards raise,
-- `bool(x)` is dropped where only the truth of the test is used.
+- `bool(x)` is dropped where only the truth of the test is used,
+- an action declared `domain_enabled` (its domain yields only arguments its guard accepts: a composed
+  model enumerating its inner model's table) appends its domain's arguments without testing the guard;
+  a domain that is a closure over constants (`def domain(m, s): return ....get(name, ())`) is inlined
+  with the constants in place, and a compound `X` that several domains call a method of (`X.get(...)`)
+  is computed once per state like a shared attribute base.
 
 Same results in the same order (tests/test_search_enumerator.py checks every registered model's table
 against the plain enumeration on reachable states).
@@ -35,14 +40,28 @@ _UNSAFE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp
            ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)
 
 
-def _inlinable(guard) -> Optional[tuple]:
-    """(params, statements, return expression) of a guard written as assignments + one return."""
-    if not isinstance(guard, types.FunctionType) or guard.__code__.co_freevars:
+def _inlinable(guard, constants: bool = False) -> Optional[tuple]:
+    """(params, statements, return expression) of a guard written as assignments + one return. With
+    `constants`, a closure whose cells hold constants (a name, a number) is accepted, the cells
+    replaced by their values."""
+    if not isinstance(guard, types.FunctionType):
         return None
+    cells = {}
+    if guard.__code__.co_freevars:
+        if not constants:
+            return None
+        try:
+            cells = {k: c.cell_contents for k, c in zip(guard.__code__.co_freevars, guard.__closure__)}
+        except ValueError:       # an empty cell
+            return None
+        if not all(v is None or type(v) in (str, int, bool) for v in cells.values()):
+            return None
     try:
         fn = ast.parse(textwrap.dedent(inspect.getsource(guard))).body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
         return None
+    if cells:
+        fn = _Constants(cells).visit(fn)
     if not isinstance(fn, ast.FunctionDef) or fn.decorator_list or fn.args.vararg or fn.args.kwarg \
             or fn.args.kwonlyargs or fn.args.defaults or fn.args.posonlyargs:
         return None
@@ -64,11 +83,32 @@ def _domain_expr(domain, glob: dict):
     EXPR with the parameters renamed to the compiled function's; None (the domain is called)."""
     if getattr(domain, "__globals__", None) is not glob:
         return None
-    shape = _inlinable(domain)
+    shape = _inlinable(domain, constants=True)
     if shape is None or shape[1] or len(shape[0]) != 2:
         return None
     params, _body, expr = shape
     return _Rename({params[0]: _P, params[1]: _S}).visit(ast.parse(ast.unparse(expr), mode="eval").body)
+
+
+class _Constants(ast.NodeTransformer):
+    """Reads of a closure's cells replaced by the constants they hold."""
+
+    def __init__(self, cells: dict):
+        self.cells = cells
+
+    def visit_Name(self, node: ast.Name):
+        if isinstance(node.ctx, ast.Load) and node.id in self.cells:
+            return ast.copy_location(ast.Constant(self.cells[node.id]), node)
+        return node
+
+
+def _compound(expr) -> Optional[ast.Attribute]:
+    """The attribute read of a domain `X.attr` or `X.method(...)` whose `X` is not a plain name (its
+    `X` may be shared by several domains), else None."""
+    node = expr.func if isinstance(expr, ast.Call) else expr
+    if isinstance(node, ast.Attribute) and not isinstance(node.value, ast.Name):
+        return node
+    return None
 
 
 class _Rename(ast.NodeTransformer):
@@ -127,8 +167,9 @@ def _loops(actions, shapes, glob: dict) -> tuple:
             exprs[id(a.domain)] = _domain_expr(a.domain, glob)
     bases: dict = {}              # ast.dump of a compound `X` in `X.attr` -> how many domains read it
     for e in exprs.values():
-        if e is not None and isinstance(e, ast.Attribute) and not isinstance(e.value, ast.Name):
-            key = ast.dump(e.value)
+        node = _compound(e) if e is not None else None
+        if node is not None:
+            key = ast.dump(node.value)
             bases[key] = bases.get(key, 0) + 1
     base_of: dict = {}            # ast.dump -> local holding it, once computed
     head: list = []
@@ -142,13 +183,14 @@ def _loops(actions, shapes, glob: dict) -> tuple:
                 defaults[f"{dom}_fn"] = a.domain
                 head.append(ast.parse(f"{dom} = {dom}_fn({_P}, {_S})").body[0])
             else:
-                key = ast.dump(expr.value) if isinstance(expr, ast.Attribute) else None
+                node = _compound(expr)
+                key = ast.dump(node.value) if node is not None else None
                 if key is not None and bases.get(key, 0) > 1:     # shared by several domains: computed once
                     base = base_of.get(key)
                     if base is None:
                         base = base_of[key] = f"_kv_dbase{len(base_of)}"
-                        head.append(ast.Assign(targets=[ast.Name(base, ast.Store())], value=expr.value))
-                    expr = ast.Attribute(value=ast.Name(base, ast.Load()), attr=expr.attr, ctx=ast.Load())
+                        head.append(ast.Assign(targets=[ast.Name(base, ast.Store())], value=node.value))
+                    node.value = ast.Name(base, ast.Load())
                 head.append(ast.Assign(targets=[ast.Name(dom, ast.Store())], value=expr))
             if uses[id(a.domain)] > 1:     # iterated more than once: a generator would be spent
                 defaults["_kv_tuple"], defaults["_kv_list"] = tuple, list
@@ -157,6 +199,10 @@ def _loops(actions, shapes, glob: dict) -> tuple:
         name = f"_kv_name{i}"
         defaults[name] = a.name
         args = f"_kv_args{i}"
+        if a.domain_enabled:         # the domain holds only enabled arguments: no guard to test
+            loops.append(ast.parse(f"for {args} in {dom}:\n"
+                                   f"    {_APP}(({name}, *{args}))").body[0])
+            continue
         if shape is None:
             defaults[f"_kv_guard{i}"] = a.guard
             loops.append(ast.parse(f"for {args} in {dom}:\n"
@@ -221,7 +267,7 @@ def compile_enabled(actions) -> Optional[Callable]:
     """`enabled(proto, state) -> [(name, *args)]` for `actions` (a sequence of model/actions.py
     `Action`) with the inlinable guards inlined; None when no guard can be inlined or the guards do
     not share one module (their globals)."""
-    shapes = [_inlinable(a.guard) for a in actions]
+    shapes = [None if a.domain_enabled else _inlinable(a.guard) for a in actions]
     if not any(shapes):
         return None
     module_globals = {id(a.guard.__globals__): a.guard.__globals__ for a, sh in zip(actions, shapes) if sh}

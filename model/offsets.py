@@ -141,11 +141,6 @@ def _load(s: OffsetsState, log) -> tuple:
 _new = tuple.__new__        # builds a NamedTuple from its fields in declaration order (no Python-level __new__)
 
 
-def _with(s: OffsetsState, storage: R.State, coordinator: Coordinator, lost: tuple) -> OffsetsState:
-    """`s` with another storage, coordinator and lost generations (every replication action)."""
-    return _new(OffsetsState, (storage, coordinator, s.payloads, s.joins, s.next_offset, lost))
-
-
 def _follow(m, s: OffsetsState, name: str, args: tuple, storage: R.State) -> OffsetsState:
     """After a replication action: a replica that newly leads in the controller's current epoch loads
     the group (only `apply` makes a leader); an owner that crashed or stopped leading unloads it."""
@@ -157,24 +152,30 @@ def _follow(m, s: OffsetsState, name: str, args: tuple, storage: R.State) -> Off
                 and ctrl.leader == r and rep.leader_epoch == ctrl.leader_epoch):
             c, lost = _unload(c, lost)
             gen, asg = _load(s, rep.log)
-            return _with(s, storage, Coordinator(r, gen, NONE, c.loads + 1, asg), lost)
+            c = _new(Coordinator, (r, gen, NONE, c.loads + 1, asg))
+            return _new(OffsetsState, (storage, c, s.payloads, s.joins, s.next_offset, lost))
     o = c.owner
-    if o >= 0 and not (storage.replicas[o].alive and storage.replicas[o].leader == o):
-        c, lost = _unload(c, lost)
-    return _with(s, storage, c, lost)
+    if o >= 0:
+        rep = storage.replicas[o]
+        if not (rep.alive and rep.leader == o):
+            c, lost = _unload(c, lost)
+    return _new(OffsetsState, (storage, c, s.payloads, s.joins, s.next_offset, lost))
 
 
 def _storage_action(a: Action) -> Action:
     """A replication action on the offsets partition, then the coordinator follows leadership. Its
     domain is the arguments for which the replication action is enabled on the partition (the
-    replication table's compiled enumeration, run once per state: `OffsetsModel.storage_enabled`);
-    its guard is the replication guard."""
+    replication table's compiled enumeration, run once per state: `OffsetsModel.storage_enabled`),
+    so the compiled enumerator need not test its guard, the replication guard, again."""
     name, guard, update = a.name, a.guard, a.update
+
+    def domain(m, s):
+        return (m._storage_enabled if m._storage_for is s else m.storage_enabled(s)).get(name, ())
+
     return Action(name,
                   lambda m, s, *args: guard(m.repl, s.storage, *args),
                   lambda m, s, *args: _follow(m, s, name, args, update(m.repl, s.storage, *args)),
-                  lambda m, s: (m._storage_enabled if m._storage_for is s else m.storage_enabled(s)).get(name, ()),
-                  fault=a.fault, doc=a.doc)
+                  domain, fault=a.fault, doc=a.doc, domain_enabled=True)
 
 
 # --- the group's own actions --------------------------------------------------------------------
@@ -255,7 +256,8 @@ class OffsetsModel(Protocol):
         self.n = self.repl.n
         self.max_joins = params["joins"]                 # at most len(ASSIGNMENTS)
         self.parts = params["partitions"]
-        self._gv_cache = [None, None, None, None]
+        self._gv_cache = [None, None]       # the last two (coordinator, payloads, acked, log, view)
+        self._gsv_last = (None, None, None, None)    # (nxt, prev, action, step views) of the last transition
         self._storage_for, self._storage_enabled = None, None
         self.action_table = ACTIONS
         from kverify.invariants import offsets as O
@@ -275,7 +277,7 @@ class OffsetsModel(Protocol):
         return self.action_table.enabled(self, s)
 
     def step(self, s, a):
-        return self.action_table.step(self, s, a)
+        return self.action_table.updates[a[0]](self, s, *a[1:])     # ActionTable.step, one call fewer
 
     def is_fault(self, action) -> bool:
         return self.action_table.is_fault(action)
@@ -332,14 +334,22 @@ class OffsetsModel(Protocol):
         return OffsetsView(s.coordinator.owner, self.is_current(s), self.served_offsets(s), self.acked_offsets(s))
 
     def group_view(self, s):
-        """The group as `invariants/group.py` sees it: no member processes here (clients = ())."""
-        c = self._gv_cache
-        if c[0] is s:
-            return c[1]
-        if c[2] is s:
-            return c[3]
+        """The group as `invariants/group.py` sees it: no member processes here (clients = ()). It is
+        a function of the coordinator, the payloads, the acknowledged records and the coordinator's
+        log alone, so the last two views are reused while those are the same objects (as after most
+        replication steps: a follower's fetch or a LeaderAndIsr leaves them untouched)."""
+        c = s.coordinator
+        storage = s.storage
+        log = storage.replicas[c.owner].log if c.owner >= 0 else None
+        payloads, acked = s.payloads, storage.acked
+        last, before = self._gv_cache
+        if last is not None and last[0] is c and last[1] is payloads and last[2] is acked and last[3] is log:
+            return last[4]
+        if before is not None and before[0] is c and before[1] is payloads and before[2] is acked and before[3] is log:
+            self._gv_cache = [before, last]
+            return before[4]
         v = self._group_view(s)
-        c[2], c[3], c[0], c[1] = c[0], c[1], s, v
+        self._gv_cache = [(c, payloads, acked, log, v), last]
         return v
 
     def _group_view(self, s):
@@ -357,9 +367,15 @@ class OffsetsModel(Protocol):
                            assignment=asg, offsets=self.served_offsets(s), clients=(), delivered=self.delivered(s))
 
     def group_step_views(self, prev, action, nxt):
+        """(view of prev, view of nxt) of a transition; both group step invariants ask for the same
+        transition one after the other, so the last answer is kept."""
+        last = self._gsv_last
+        if last[0] is nxt and last[1] is prev and last[2] is action:
+            return last[3]
         a, b = self.group_view(prev), self.group_view(nxt)
         if action[0] == "join":
             b = b._replace(passed=(G.PREPARING,))
+        self._gsv_last = (nxt, prev, action, (a, b))
         return a, b
 
     # --- properties --------------------------------------------------------------------------------

@@ -785,7 +785,7 @@ class ReplicationModel(Protocol):
         return self.action_table.enabled(self, s)
 
     def step(self, s, a):
-        return self.action_table.step(self, s, a)
+        return self.action_table.updates[a[0]](self, s, *a[1:])     # ActionTable.step, one call fewer
 
     def is_fault(self, action) -> bool:
         return self.action_table.is_fault(action)

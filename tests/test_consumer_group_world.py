@@ -4,7 +4,7 @@ nothing is found with it off within the same number of states."""
 import pytest
 
 from kverify.impl.consumer import behaviours as CB
-from kverify.invariants.consumer_group import NAMES
+from kverify.invariants.consumer_group import CLIENT_NAMES, NAMES
 from kverify.model import registry
 from kverify.model.explore import explore
 from kverify.model.worlds import consumer_group_world as W
@@ -28,7 +28,7 @@ def test_spec_declares_the_table_and_behaviours():
     assert registry.spec_for("consumer-group-world").supports == W.SUPPORTS
     assert set(W.HUNT_PARAMS) == W.SUPPORTS
     assert w.is_fault(("crash", 0)) and w.is_fault(("stall",)) and not w.is_fault(("deliver", 0))
-    assert {i.name for i in w.invariants()} == set(NAMES)      # K3's objects, not copies
+    assert {i.name for i in w.invariants()} == set(NAMES) | set(CLIENT_NAMES)   # K3's objects, not copies
     assert not build().regex and build({"regex": True}).regex        # regexes off by default
 
 

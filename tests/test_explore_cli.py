@@ -69,8 +69,8 @@ def test_graph_export_and_partial_runs(capsys, tmp_path):
     assert dot.read_text().startswith("digraph group {")
     code, out, _ = run_cli(["explore", "group", "--max-states", "50", "--quiet", "--json"], capsys)
     data = json.loads(out)
-    assert code == 0 and not data["complete"] and data["stopped"] == "max-states" and data["distinct_states"] == 50
-    assert data["vacuous"] == []
+    assert code == 3 and not data["complete"] and data["stopped"] == "max-states" and data["distinct_states"] == 50
+    assert data["vacuous"] == [] and data["verdict"] == "INCONCLUSIVE" and "max-states" in data["reason"]
 
 
 def test_symmetry_flag_changes_the_count(capsys):
@@ -80,8 +80,11 @@ def test_symmetry_flag_changes_the_count(capsys):
         # model has no symmetry (slot order decides assignment and leader)
         code, out, _ = run_cli(["explore", "replication", "--param", "records=1", "--param", "epochs=1", flag,
                                 "--quiet", "--json", "--graph-limit", "0"], capsys)
-        assert code == 0
-        counts.append(json.loads(out)["distinct_states"])
+        data = json.loads(out)
+        # complete, but recoverability unchecked (--graph-limit 0): never PASS
+        assert code == 3 and data["complete"] and data["verdict"] == "INCONCLUSIVE", data["reason"]
+        assert "recoverability not checked" in data["reason"]
+        counts.append(data["distinct_states"])
     assert counts[0] < counts[1]
 
 
@@ -98,11 +101,12 @@ def test_a_cut_run_says_what_cut_it_and_what_it_covered(capsys, tmp_path):
     code, out, _ = run_cli(["explore", "group", *SMALL, "--max-states", "60", "--quiet", "--json", "--out", str(tmp_path)],
                            capsys)
     data = json.loads(out)
-    assert code == 0 and not data["complete"] and data["stopped"] == "max-states" and data["distinct_states"] == 60
+    assert code == 3 and not data["complete"] and data["stopped"] == "max-states" and data["distinct_states"] == 60
     assert 0 < data["covered_depth"] < data["max_depth"] and data["unexpanded"] > 0
     assert data["expanded"] + data["unexpanded"] <= 60
     code, out, _ = run_cli(["explore", "group", *SMALL, "--max-states", "60", "--quiet", "--out", str(tmp_path)], capsys)
-    assert f"every state within depth {data['covered_depth']} checked" in out and "OK (partial)" in out
+    assert f"every state within depth {data['covered_depth']} checked" in out
+    assert out.splitlines()[-1] == "INCONCLUSIVE: cut by max-states before the search finished" and code == 3
 
 
 def test_a_bad_parameter_value_is_one_line_exit_2(capsys):

@@ -80,3 +80,76 @@ def test_every_listed_equivalent_mutant_names_a_real_line_and_a_reason():
             lines = [ln.strip() for ln in fh]
         assert e["line"] in lines, f"stale entry (line no longer in {e['file']}): {e['line']}"
         assert e["mutant"] != e["line"] and len(e["reason"]) > 40
+        if "function" in e:
+            source = "".join(open(os.path.join(ROOT, e["file"]), encoding="utf-8"))
+            where = {M.enclosing_function(source, n) for n, ln in enumerate(lines, 1) if ln == e["line"]}
+            assert e["function"] in where, f"stale entry ({e['line']} not in {e['function']})"
+
+
+def _row(col, file="impl/coordinator/group.py", line=1):
+    return {"file": file, "lineno": line, "operator": "NumberReplacer", "occurrence": line, "line": "a = 1",
+            "mutant": "a = 2", "column": col, "detail": ""}
+
+
+def test_figures_count_timeouts_as_kills_unreached_as_survivors_and_leave_out_equivalents():
+    import mutation
+
+    rows = [_row("killed"), _row("timeout"), _row("survived"), _row("unreached"), _row("equivalent"), _row("error")]
+    f = mutation.figures(rows)
+    assert (f["dead"], f["judged"], f["timeout"], f["unreached"]) == (2, 4, 1, 1)
+    assert f["rate"] == 50.0
+    assert mutation.component(_row("killed", "impl/replication/replica.py")) == "replication"
+
+
+def test_previous_rows_carry_only_kills_of_the_same_mutant(tmp_path, capsys):
+    import mutation
+
+    rows = [_row("killed", line=1), _row("survived", line=2), _row("unreached", line=3)]
+    assert mutation.carried_kill(rows, _row("survived", line=1)) is rows[0]
+    assert mutation.carried_kill(rows, _row("survived", line=2)) is None
+    assert mutation.carried_kill(rows, dict(_row("survived", line=1), mutant="a = 3")) is None   # impl/ changed
+    path = tmp_path / "rows.json"
+    mutation.save_rows(str(path), type("A", (), {"profile": "quick", "seed": 7, "sample": 3})(), rows)
+    assert mutation.main(["--from-rows", str(path), "--markdown", str(tmp_path / "s.md")]) == 0
+    page = (tmp_path / "s.md").read_text()
+    assert "33.3%" in page and ":2:NumberReplacer:2" in page and ":1:NumberReplacer:1" not in page
+    assert "kill rate 1/3" in capsys.readouterr().out
+
+
+def test_the_map_key_covers_what_checks_read_and_nothing_else():
+    import mutation
+
+    assert mutation.map_input("impl/replication/replica.py") and mutation.map_input("tests/scenarios/x.json")
+    assert not any(map(mutation.map_input, ("tests/test_x.py", "docs/a.txt", "bench/mutation.py", "README.md")))
+
+
+def test_a_map_entry_is_reused_only_while_every_file_its_check_loaded_is_unchanged(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 1\n")
+    data = tmp_path / "data"
+    data.mkdir()
+    runner = data / "run.py"                   # the runner's listing, on a stand-in for kverify.cli
+    runner.write_text(M.RUNNER.replace("kverify.cli", "a"))
+    subprocess.run([sys.executable, str(runner)], cwd=tmp_path, check=True,
+                   env=dict(os.environ, KVERIFY_MAP_LOADED=str(data), PYTHONPATH=str(tmp_path)))
+    loaded = M._loaded_files(str(tmp_path), str(data))
+    assert set(loaded) == {"a.py"}, loaded                # b.py was not loaded: its edits do not matter
+    old = {"checks": {"c": {}}, "verdicts": {"c": "PASS"}, "loaded": {"c": loaded}, "global": "g"}
+    (tmp_path / "b.py").write_text("y = 2\n")
+    assert M.reusable(old, "c", "g", str(tmp_path))
+    assert not M.reusable(old, "c", "other global key", str(tmp_path))
+    assert not M.reusable(old, "d", "g", str(tmp_path))
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert not M.reusable(old, "c", "g", str(tmp_path))
+
+
+def test_an_equivalent_entry_can_name_its_function_when_a_line_is_written_twice():
+    import mutation
+
+    assert M.enclosing_function(SRC, 10) == "f" and M.enclosing_function(SRC, 1) == ""
+    assert M.enclosing_function("class C:\n    def m(self):\n        def g():\n            return 1\n", 4) == "C.m.g"
+    d = dict(_row("survived"), function="C.keep")
+    entry = {"file": d["file"], "operator": d["operator"], "line": d["line"], "mutant": d["mutant"], "reason": "r"}
+    assert mutation.is_listed(d, [entry]) is entry
+    assert mutation.is_listed(d, [dict(entry, function="C.keep")]) is not None
+    assert mutation.is_listed(d, [dict(entry, function="C.other")]) is None

@@ -1,9 +1,12 @@
 """`kverify explore MODEL`: exhaustive breadth-first exploration of a registered model.
 
-Exit 0: complete run, no violation, every `sometimes` property reached; 1: a violation (invariant,
-deadlock, recoverability) or a vacuous run; 2: bad usage (unknown model, parameter or behaviour,
-bad bound). A run stopped by --max-states/--max-seconds without a violation exits 0 and says it is
-partial. Each violation is written as a counterexample record (engine "explore") into --out.
+The last line is the verdict, judged as `kverify verify` judges an explore check
+(kverify/suite/verdicts.py `explore_outcome`). Exit 0 (PASS): the search finished, every `sometimes`
+property was reached and the state graph was analysed for recoverability; 1 (FAIL): a violation
+(invariant, deadlock, recoverability, a raising step) or a vacuous run; 3 (INCONCLUSIVE): nothing
+failed, but --max-states/--max-seconds cut the search or recoverability was not analysed (state graph
+over --graph-limit, or --graph-limit 0); 2: bad usage (unknown model, parameter or behaviour, bad
+bound). Each violation is written as a counterexample record (engine "explore") into --out.
 """
 from __future__ import annotations
 
@@ -67,6 +70,8 @@ def run(args) -> int:
     from kverify.model.protocol import action_label, action_to_json
     from kverify.reports.record import from_trace
     from kverify.reports.writer import slug, write_report
+    from kverify.suite.verdicts import (EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_PASS, FAIL, INCONCLUSIVE, PASS,
+                                        explore_outcome)
 
     if args.list:
         return _list_models()
@@ -133,7 +138,8 @@ def run(args) -> int:
                       "trace": [action_label(a) for a in f.actions],
                       "actions": [action_to_json(a) for a in f.actions], "file": path})
 
-    failed = bool(res.violations) or bool(res.vacuous)
+    verdict, reason = explore_outcome(res)
+    code = {PASS: EXIT_PASS, FAIL: EXIT_FAIL}.get(verdict, EXIT_INCONCLUSIVE)
     if args.json:
         emit_json({
             "model": args.model, "params": protocol.replay_params(), "behaviours": sorted(protocol.behaviours),
@@ -143,8 +149,9 @@ def run(args) -> int:
             "unexpanded": res.unexpanded, "violations": items, "sometimes": res.sometimes,
             "vacuous": res.vacuous, "deadlocks": res.deadlocks,
             "graph": res.graph.to_json() if res.graph else None, "graph_file": graph_written,
+            "verdict": verdict, "reason": reason,
         })
-        return 1 if failed else 0
+        return code
 
     beh = f" behaviours {','.join(sorted(protocol.behaviours))}" if protocol.behaviours else ""
     print(f"explore {args.model} {' '.join(f'{k}={v}' for k, v in protocol.replay_params().items())}{beh}")
@@ -170,5 +177,5 @@ def run(args) -> int:
         print(f"    written: {it['file']}")
     if graph_written:
         print(f"  state graph written: {graph_written}")
-    print("FAILED" if failed else ("OK (partial)" if not res.complete else "OK"))
-    return 1 if failed else 0
+    print(verdict if verdict != INCONCLUSIVE else f"{verdict}: {reason}")
+    return code

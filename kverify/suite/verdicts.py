@@ -60,3 +60,25 @@ def gate_verdict(results, strict: bool) -> str:
 
 def exit_code(verdict: str) -> int:
     return {PASS: EXIT_PASS, INCONCLUSIVE: EXIT_INCONCLUSIVE, FAIL: EXIT_FAIL}[verdict]
+
+
+def explore_outcome(res) -> tuple:
+    """(verdict, reason) of one exhaustive search, for `kverify explore` and `kverify verify` alike.
+
+    FAIL: a violation (deadlock, recoverability and a raising step included) or a `sometimes` property a
+    complete search never reached; INCONCLUSIVE: the search was cut (`res.stopped`) or finished without
+    the recoverability analysis (no state graph, or one over its limit); PASS otherwise. `reason` says
+    what failed or what cut the check (None for PASS)."""
+    if res.violations or res.vacuous:
+        parts = [f"{f.invariant}: {f.violation.message}" for f in res.violations]
+        if res.vacuous:
+            parts.append(f"vacuous: a complete search never reached {', '.join(res.vacuous)}")
+        return FAIL, "; ".join(parts)
+    if not res.complete:
+        return INCONCLUSIVE, f"cut by {res.stopped or 'an unknown bound'} before the search finished"
+    graph = res.graph
+    if graph is None:
+        return INCONCLUSIVE, "recoverability not checked: no state graph (--graph-limit 0)"
+    if not graph.analysed:
+        return INCONCLUSIVE, f"recoverability not checked: {graph.note or 'state graph not analysed'}"
+    return PASS, None

@@ -76,8 +76,9 @@ from kverify.impl.consumer.coordinator import ConsumerGroupCoordinator
 from kverify.impl.consumer.messages import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
                                             Errors as E, OffsetCommitRequest, OffsetFetchResponse)
 from kverify.invariants.consumer_group import (G_ASSIGNING, G_EMPTY, G_RECONCILING, G_STABLE, M_STABLE,
-                                               UNRELEASED, UNREVOKED, Answer, CGView, ClientView, Commit,
-                                               MemberView, consumer_group_invariants, consumer_group_sometimes)
+                                               UNRELEASED, UNREVOKED, Answer, CGView, ClientView, Commit, Leave,
+                                               MemberView, client_invariants, consumer_group_invariants,
+                                               consumer_group_sometimes)
 from kverify.invariants.core import Sometimes
 from kverify.model.actions import Action, ActionTable
 from kverify.model.protocol import Protocol
@@ -136,6 +137,7 @@ class Facts(NamedTuple):
     answered: tuple = ()       # invariants.consumer_group.Answer
     reconciled: tuple = ()     # member ids whose heartbeat the coordinator handled without error
     revoked: bool = False      # a member left UNREVOKED_PARTITIONS (its revocation completed)
+    left: tuple = ()           # invariants.consumer_group.Leave (a `leave` with auto-commit on)
 
 
 NO_FACTS = Facts()
@@ -277,7 +279,8 @@ def leave(w, s, m):
     """unsubscribe(): commit (auto), drop the partitions, heartbeat with epoch -1."""
     c = s.clients[m].copy()
     out = c.leave(s.now)
-    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out), budget=w.perturb(s))
+    facts = w.facts_of_leave(s.clients[m], out) if c.config.auto_commit else NO_FACTS
+    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out), budget=w.perturb(s), facts=facts)
 
 
 def resubscribe_guard(w, s, m):
@@ -483,7 +486,7 @@ class ConsumerGroupWorld(Protocol):
         self._topic_index = {}
         self.client_configs = ()
         self._names = names
-        self._invs = consumer_group_invariants(self.view, self.step_views)
+        self._invs = consumer_group_invariants(self.view, self.step_views) + client_invariants(self.step_views)
         self._some = consumer_group_sometimes(self.view) + (
             Sometimes("revocation-completed", "a member leaves UNREVOKED_PARTITIONS having revoked its partitions",
                       lambda s: s.facts.revoked),
@@ -681,8 +684,8 @@ class ConsumerGroupWorld(Protocol):
             return c[2]
         a, b = self.view(prev), self.view(nxt)
         f = nxt.facts
-        if f.accepted or f.answered or f.reconciled:
-            b = b._replace(accepted=f.accepted, answered=f.answered, reconciled=f.reconciled)
+        if f.accepted or f.answered or f.reconciled or f.left:
+            b = b._replace(accepted=f.accepted, answered=f.answered, reconciled=f.reconciled, left=f.left)
         out = (a, b)
         self._step_views = (prev, nxt, out)
         return out
@@ -704,6 +707,20 @@ class ConsumerGroupWorld(Protocol):
                         parts |= 1 << (int(tp.topic[1:]) * self.pmax + tp.partition)
                     accepted += (Commit(self.mid(req.member_id), req.generation_id_or_member_epoch, parts),)
         return Facts(accepted, answered, reconciled)
+
+    def facts_of_leave(self, before, out) -> Facts:
+        """The Leave fact of a client's `leave` with auto-commit on: what it had consumed (`before`, the client
+        as it was) and the partitions of each OffsetCommit it sent ahead of its leave heartbeat."""
+        commits = []
+        for req in out:
+            if isinstance(req, ConsumerGroupHeartbeatRequest) and req.member_epoch == -1:
+                break
+            if isinstance(req, OffsetCommitRequest):
+                parts = 0
+                for tp, _om in req.offsets:
+                    parts |= 1 << (int(tp.topic[1:]) * self.pmax + tp.partition)
+                commits.append(parts)
+        return Facts(left=(Leave(self.mid(before.member_id), self.mask(before.positions), tuple(commits)),))
 
     # --- settled, healthy states --------------------------------------------------------------------
     def is_quiescent_good(self, s) -> bool:

@@ -18,6 +18,9 @@ higher than the previous. Actions:
                               TxnOffsetCommit of its transaction (staged until the marker)
   end_txn(broker)             with `txn`: the transaction commits; its marker is written to the
                               offsets partition's leader (retried while it fails)
+                              with `txn` and `mixed`: while the transaction's offset is staged, the client
+                              may also commit a later offset outside it (a plain OffsetCommit): when the
+                              marker settles the transaction, the later log append must stay the committed one
   load                        every newly elected leader finishes loading the partition
   ...and every cluster action of replication-world except `produce` (the coordinator is the only
   producer): replicate, isr_check, deliver/drop, advance, flush, crash/restart, controller steps.
@@ -77,6 +80,8 @@ PARAMS = {
                         "coordinator write the commit marker to the offsets partition (acks=all, retried until it "
                         "succeeds); the marker's acknowledgement settles the staged offset (complete_transaction) and "
                         "only then does the offset count as acknowledged"),
+    "mixed": Param(False, "with txn: while the transaction's offset is staged, the client may also commit outside it "
+                          "(a plain OffsetCommit of a later offset)"),
 }
 
 SUPPORTS = frozenset({B.UNCLEAN_ELECTION, B.TRUNCATE_TO_HW})
@@ -144,6 +149,7 @@ class OffsetsWorld(Protocol):
         self.behaviours = frozenset(behaviours)
         self.np = int(full["partitions"])
         self.txn = bool(full["txn"])
+        self.mixed = self.txn and bool(full["mixed"])
         # the cluster rules are replication-world's (same actions, budgets and guards)
         rparams = {k: full[k] for k in ("brokers", "rf", "min_isr", "init_isr", "crashes", "lossy", "drops", "ticks",
                                         "preferred", "failovers", "epochs", "lag_ms")}
@@ -183,7 +189,7 @@ class OffsetsWorld(Protocol):
     def actions(self, s: OWState):
         w = s.world
         out = []
-        if s.client[0] is None and s.txn is None and s.budget[RW.RECORDS]:
+        if s.client[0] is None and (s.txn is None or self.mixed and s.txn[0] == "staged") and s.budget[RW.RECORDS]:
             coord = w.coordinator_for(GROUP)
             if coord >= 0 and w.cluster.brokers[coord].alive:
                 for p in range(self.np):
@@ -207,7 +213,7 @@ class OffsetsWorld(Protocol):
             cid = s.budget[RW.RECORDS]            # distinct per commit: the budget counts down
             offsets = ((self.data[p], OffsetAndMetadata(offset)),)
             req = (TxnOffsetCommitRequest(f"txn-{PRODUCER_ID}", GROUP, PRODUCER_ID, offsets=offsets, correlation_id=cid)
-                   if self.txn else OffsetCommitRequest(GROUP, offsets=offsets, correlation_id=cid))
+                   if self.txn and txn is None else OffsetCommitRequest(GROUP, offsets=offsets, correlation_id=cid))
             inflight = (cid, p, offset, broker)
             nxt = nxt[:p] + (offset + 1,) + nxt[p + 1:]
             budget = budget[:RW.RECORDS] + (budget[RW.RECORDS] - 1,) + budget[RW.RECORDS + 1:]

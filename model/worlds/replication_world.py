@@ -266,6 +266,29 @@ def failover_view(c: Cluster, tp):
     return FailoverView(f"{tp[0]}-{tp[1]}", st.leader, alive, leading, live_isr)
 
 
+def rejoin_view(c: Cluster, tp):
+    """invariants/liveness.py `RejoinView` of partition tp: the stored decision, whether its leader acts on it, and
+    what each running replica of the stored assignment (not shutting down) acts on (an offline one: nothing, -1)."""
+    from kverify.invariants.liveness import RejoinView
+
+    st = c.store.states.get(tp)
+    if st is None:
+        return RejoinView(f"{tp[0]}-{tp[1]}", False, -1, -1, (), ())
+    led = failover_view(c, tp)
+    reps = []
+    for b in c.store.assignments.get(tp, ()):
+        br = c.brokers.get(b)
+        if br is None or not br.alive or br.shutting_down:
+            continue
+        r = br.replicas.get(tp)
+        if r is None or r.role == OFFLINE:
+            reps.append((b, -1, -1))
+        else:
+            reps.append((b, r.leader, r.leader_epoch))
+    return RejoinView(f"{tp[0]}-{tp[1]}", led.leader >= 0 and led.leader_alive and led.leading, st.leader,
+                      st.leader_epoch, tuple(st.isr), tuple(reps))
+
+
 def reassign_view(c: Cluster, tp):
     """invariants/liveness.py `ReassignView` of partition tp (the store's record of its reassignment)."""
     from kverify.invariants.liveness import ReassignView
@@ -665,8 +688,11 @@ class ReplicationWorld(Protocol):
         def reassigning(s: RWState):
             c = s.cluster
             return L.first_pending(L.reassignment_pending(reassign_view(c, tp)) for tp in sorted(c.store.reassignments))
+        def rejoining(s: RWState):
+            return L.first_pending(L.rejoin_pending(rejoin_view(s.cluster, tp)) for tp in tps)
         restart = lambda a: a[0] == "restart"        # noqa: E731  (the failed node's return is not a fair move)
-        props = [L.Eventually(L.LEADER_FAILOVER, L.LEADER_FAILOVER_STATEMENT, pending, excluded=restart)]
+        props = [L.Eventually(L.LEADER_FAILOVER, L.LEADER_FAILOVER_STATEMENT, pending, excluded=restart),
+                 L.Eventually(L.REPLICA_REJOINS, L.REPLICA_REJOINS_STATEMENT, rejoining, excluded=restart)]
         if int(self.params["reassignments"]):
             props.append(L.Eventually(L.REASSIGNMENT_COMPLETES, L.REASSIGNMENT_COMPLETES_STATEMENT, reassigning,
                                       excluded=restart))

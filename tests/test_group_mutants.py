@@ -1,0 +1,191 @@
+"""Surviving mutants of the group, member, offsets, KIP-848 and assignor code (issue 17), each killed by a new
+property or check, which also holds on the correct code.
+
+Every mutant is planted in process the way tests/planted_mutants.py does it (the reference method recompiled
+from its own source with exactly the one change cosmic-ray made) and judged by the very `kverify verify` check
+that would have to fail on it, at the quick profile's bounds."""
+import inspect
+import textwrap
+
+import pytest
+
+from kverify.impl.assignors import java_order
+from kverify.impl.consumer import client as kip848_client
+from kverify.impl.coordinator import loading, offset_handling
+from kverify.impl.member import config as classic_config
+from kverify.impl.member import member as classic_member
+from kverify.invariants.consumer_group import CGView, Leave, leave_commits_consumed
+from kverify.suite import Context, profiles
+from kverify.suite import providers as P
+from kverify.suite.verdicts import FAIL, PASS
+
+import planted_mutants
+
+# name -> (module, class, method, original text, mutated text, what it does)
+SURVIVORS = {
+    # impl/consumer/client.py ConsumerMember.leave, AddNot
+    "leave-skips-auto-commit": (kip848_client, "ConsumerMember", "leave",
+                                "if self.config.auto_commit and self.positions:",
+                                "if not (self.config.auto_commit and self.positions):",
+                                "a client leaving with auto-commit on does not commit what it consumed"),
+    # impl/consumer/client.py ConsumerMember.leave, ReplaceAndWithOr
+    "leave-commits-nothing": (kip848_client, "ConsumerMember", "leave",
+                              "if self.config.auto_commit and self.positions:",
+                              "if self.config.auto_commit or self.positions:",
+                              "a client leaving having consumed nothing sends an OffsetCommit of no partition"),
+    # impl/coordinator/offset_handling.py OffsetHandling._finish_commit_store, ReplaceComparisonOperator_Lt_Gt
+    "commit-earlier-wins": (offset_handling, "OffsetHandling", "_finish_commit_store",
+                            "if cur is None or cur.append_order < co.append_order:",
+                            "if cur is None or cur.append_order > co.append_order:",
+                            "an acknowledged second commit of a partition does not replace the first"),
+    # impl/coordinator/offset_handling.py OffsetHandling._settle_txn, ReplaceComparisonOperator_Lt_Gt
+    "txn-commit-earlier-wins": (offset_handling, "OffsetHandling", "_settle_txn",
+                                "if cur is None or cur.append_order < co.append_order:",
+                                "if cur is None or cur.append_order > co.append_order:",
+                                "a committed transaction's offset does not replace an earlier committed one"),
+    # impl/coordinator/offset_handling.py OffsetHandling._settle_txn, ReplaceComparisonOperator_Lt_NotEq
+    "txn-settle-overrides-later-commit": (offset_handling, "OffsetHandling", "_settle_txn",
+                                          "if cur is None or cur.append_order < co.append_order:",
+                                          "if cur is None or cur.append_order != co.append_order:",
+                                          "a transaction's marker replaces an offset committed after the transaction's"),
+    # impl/coordinator/loading.py PartitionLoading._on_group_unloaded, ReplaceBinaryOperator_Add_Sub
+    "unload-member-keys-sub": (loading, "PartitionLoading", "_on_group_unloaded",
+                               "list(group.members) + sorted(group.pending_members)",
+                               "list(group.members) - sorted(group.pending_members)",
+                               "unloading a group raises instead of cancelling its members' heartbeat timers"),
+    # impl/member/member.py Member.tick, ReplaceComparisonOperator_GtE_Gt
+    "request-times-out-late": (classic_member, "Member", "tick", "if self.now >= f.sent_at", "if self.now > f.sent_at",
+                               "a request expires only after request.timeout.ms has passed, not when it is reached"),
+}
+
+
+def plant(monkeypatch, name):
+    monkeypatch.setitem(planted_mutants.MUTANTS, name, SURVIVORS[name])
+    planted_mutants.plant(monkeypatch, name)
+
+
+def _ctx(tmp_path):
+    return Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False)
+
+
+# Mutants of module-level functions and classes: name -> (module, name, original text, mutated text, what it does)
+FUNCTION_SURVIVORS = {
+    # impl/member/config.py MemberConfig, NumberReplacer (a default no world uses: every world sets its timeouts)
+    "session-timeout-default": (classic_config, "MemberConfig", "session_timeout_ms: int = 45000",
+                                "session_timeout_ms: int = 45001", "the member's session.timeout.ms default is not Kafka's"),
+    # impl/assignors/java_order.py string_hash, NumberReplacer / ReplaceBinaryOperator_*
+    "hash-multiplier-32": (java_order, "string_hash", "h = (31 * h +", "h = (32 * h +",
+                           "String.hashCode with multiplier 32: another HashMap order of member ids"),
+    "hash-low-byte-first": (java_order, "string_hash", "(data[i] << 8) | data[i + 1]", "(data[i] >> 8) | data[i + 1]",
+                            "a UTF-16 code unit read without its high byte"),
+    "hash-next-unit": (java_order, "string_hash", "data[i + 1]", "data[i - 1]",
+                       "a code unit's low byte taken from the previous unit"),
+}
+
+
+def plant_function(monkeypatch, name):
+    """Recompile a module-level function or class from its own source with the one change, bound in its module."""
+    module, func, old, new, _what = FUNCTION_SURVIVORS[name]
+    src = textwrap.dedent(inspect.getsource(getattr(module, func)))
+    assert src.count(old) == 1, f"mutant {name}: {old!r} is no longer in {func}"
+    namespace = dict(vars(module))
+    exec(compile(src.replace(old, new), f"<mutant {name}>", "exec"), namespace)
+    monkeypatch.setattr(module, func, namespace[func])
+
+
+@pytest.mark.parametrize("name", sorted(SURVIVORS))
+def test_each_planted_survivor_changes_its_method(name):
+    module, cls, method, old, new, _what = SURVIVORS[name]
+    src = inspect.getsource(getattr(getattr(module, cls), method))
+    assert src.count(old) == 1 and old != new
+
+
+# --- KIP-848: a leaving client auto-commits what it consumed ------------------------------------------------
+def _cg(*left):
+    return CGView(0, 0, 0, (), (), (), (1,), 1, (), left=left)
+
+
+def test_leave_commits_consumed_on_views():
+    assert leave_commits_consumed(None, _cg()) is None
+    assert leave_commits_consumed(None, _cg(Leave(0, 0b1, (0b1,)), Leave(1, 0, ()))) is None
+    assert leave_commits_consumed(None, _cg(Leave(1, 0b1, ()))) == (
+        "m1 left with auto-commit having consumed {t0p0} but committed {} before its leave heartbeat")
+    assert leave_commits_consumed(None, _cg(Leave(0, 0, (0,)))) == "m0 left sending an OffsetCommit of no partition"
+
+
+@pytest.mark.parametrize("name", ["leave-skips-auto-commit", "leave-commits-nothing"])
+def test_leave_without_auto_commit_is_caught_by_leave_commits_consumed(tmp_path, monkeypatch, name):
+    check = P._explore_check("consumer-group-world")
+    ok = check(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS, ok.summary
+    plant(monkeypatch, name)
+    bad = check(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["leave-commits-consumed"], bad.summary
+
+
+# --- Java's hash order: only Java's own output pins it ------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(n for n in FUNCTION_SURVIVORS if n.startswith("hash-")))
+def test_java_hash_mutants_are_caught_by_the_jdk17_vectors(tmp_path, monkeypatch, name):
+    ok = P._java_order(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS and ok.covered["vectors"] >= 30, ok.summary
+    plant_function(monkeypatch, name)
+    bad = P._java_order(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert bad.violations[0]["invariant"] == "java-order"
+
+
+def test_java_order_check_is_in_quick_and_ci():
+    for profile in ("quick", "ci"):
+        assert "conformance:java-order" in [c.name for c in P.conformance(profile)]
+
+
+# --- offsets: a later commit of the same partition replaces the committed offset ------------------------------
+@pytest.mark.parametrize("name, check", [("commit-earlier-wins", "explore:offsets-world/recommit"),
+                                         ("txn-commit-earlier-wins", "explore:offsets-world/txn-recommit"),
+                                         ("txn-settle-overrides-later-commit", "explore:offsets-world/txn-recommit")])
+def test_second_commit_that_does_not_replace_the_first_is_caught(tmp_path, monkeypatch, name, check):
+    run = P._variant_check(check)
+    ok = run(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS, ok.summary
+    plant(monkeypatch, name)
+    bad = run(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["acked-commit-durable"], bad.summary
+    assert "serves offset 1 for p0 but 2 was acknowledged" in bad.summary
+
+
+# --- the classic member: a lost answer is given up at request.timeout.ms --------------------------------------
+def test_request_timing_out_late_is_caught_by_recoverability(tmp_path, monkeypatch):
+    """The world jumps time to the request's deadline: a member that does not expire the request exactly then
+    is left waiting for an answer that was lost, with nothing else due (a dead end once faults stop)."""
+    run = P._variant_check("explore:group-world/lost-request")
+    ok = run(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS, ok.summary
+    plant(monkeypatch, "request-times-out-late")
+    bad = run(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["recoverable"], bad.summary
+
+
+# --- configuration defaults: Kafka's, recorded with their source ---------------------------------------------
+def test_a_changed_default_is_caught_by_the_kafka_defaults_table(tmp_path, monkeypatch):
+    ok = P._kafka_defaults(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS and ok.covered["defaults"] >= 20, ok.summary
+    plant_function(monkeypatch, "session-timeout-default")
+    assert classic_config.MemberConfig("g").session_timeout_ms == 45001
+    bad = P._kafka_defaults(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert bad.violations[0]["message"] == ("MemberConfig.session_timeout_ms defaults to 45001; Kafka's session.timeout.ms "
+                                            "(ConsumerConfig (since 3.0)) defaults to 45000")
+
+
+# --- a group unloaded by a preferred election of its offsets partition (quick reaches it with 2 brokers) ------
+def test_unloading_that_raises_is_caught_in_quick(tmp_path, monkeypatch):
+    run = P._variant_check("explore:offsets-world/preferred")
+    ok = run(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS, ok.summary
+    plant(monkeypatch, "unload-member-keys-sub")
+    bad = run(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["exception"], bad.summary
