@@ -17,6 +17,8 @@ renamed apart). A guard of any other shape is called as before. In the compiled 
   `m.max_gen`) is read once, before the first action; should reading one raise (a chain a guard only
   reads behind a test, `s.prev.record`), that state is enumerated by the same function without this
   hoisting, so every exception is the one the guards raise,
+- a call of a helper of the same module written as one `return EXPR`, with plain names as arguments
+  (`may_propose(m, s, rep, r)`), is replaced by EXPR over those names,
 - `bool(x)` is dropped where only the truth of the test is used,
 - an action declared `domain_enabled` (its domain yields only arguments its guard accepts: a composed
   model enumerating its inner model's table) appends its domain's arguments without testing the guard;
@@ -109,6 +111,30 @@ def _compound(expr) -> Optional[ast.Attribute]:
     if isinstance(node, ast.Attribute) and not isinstance(node.value, ast.Name):
         return node
     return None
+
+
+class _Helpers(ast.NodeTransformer):
+    """Calls of a helper of the guards' module written as one `return EXPR` (no closure), whose
+    arguments are plain names, replaced by EXPR with its parameters renamed to those names
+    (`may_propose(m, s, rep, r)`): a name is evaluated alike wherever it appears, so this changes
+    no value and no exception, only the cost of a call."""
+
+    def __init__(self, glob: dict, depth: int = 0):
+        self.glob, self.depth = glob, depth
+
+    def visit_Call(self, node: ast.Call):
+        node = self.generic_visit(node)
+        fn = self.glob.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if (self.depth >= 3 or not isinstance(fn, types.FunctionType) or fn.__globals__ is not self.glob
+                or node.keywords or not all(isinstance(a, ast.Name) for a in node.args)):
+            return node
+        shape = _inlinable(fn)
+        if shape is None or shape[1] or len(shape[0]) != len(node.args):
+            return node
+        params, _body, expr = shape
+        body = _Rename(dict(zip(params, (a.id for a in node.args)))).visit(
+            ast.parse(ast.unparse(expr), mode="eval").body)
+        return ast.copy_location(_Helpers(self.glob, self.depth + 1).visit(body), node)
 
 
 class _Rename(ast.NodeTransformer):
@@ -225,8 +251,8 @@ def _loops(actions, shapes, glob: dict) -> tuple:
         else:
             target, record = "_kv_unused", f"({name},)"
         loop = ast.parse(f"for {target} in {dom}:\n    pass").body[0]
-        inner = [_Rename(mapping).visit(ast.parse(ast.unparse(st)).body[0]) for st in body]
-        test = _truth(_Rename(mapping).visit(ast.parse(ast.unparse(expr), mode="eval").body), glob)
+        inner = [_Helpers(glob).visit(_Rename(mapping).visit(ast.parse(ast.unparse(st)).body[0])) for st in body]
+        test = _truth(_Helpers(glob).visit(_Rename(mapping).visit(ast.parse(ast.unparse(expr), mode="eval").body)), glob)
         inner.append(ast.If(test=test, body=[ast.parse(f"{_APP}({record})").body[0]], orelse=[]))
         loop.body = inner
         loops.append(loop)

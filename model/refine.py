@@ -408,10 +408,18 @@ def refinement_invariant(refinement: GroupRefinement) -> Invariant:
                      refinement.check, "step")
 
 
+def uniform_choice(rng: random.Random, world, acts: list):
+    """Uniform among the enabled actions, like model/walk.py."""
+    return acts[rng.randrange(len(acts))]
+
+
 def run(world, steps: int, seed: int, *, walk_length: int = 200, stats: bool = True,
-        refinement: Optional[GroupRefinement] = None, observe=None) -> RefineResult:
-    """Random walks of at most `walk_length` steps (walk i uses seed `seed + i`, chooses uniformly among
-    enabled actions like model/walk.py) until `steps` world steps in total; stop at the first mismatch.
+        refinement=None, observe=None, choose=uniform_choice,
+        name: str = "refines-group-model") -> RefineResult:
+    """Random walks of at most `walk_length` steps (walk i uses seed `seed + i`; `choose(rng, world,
+    enabled)` picks each step, uniformly by default) until `steps` world steps in total; stop at the
+    first step `refinement.check` maps to no model path (a mismatch named `name`). The one walk loop of
+    every refinement (model/worlds/consumer_group_refine.py passes its own refinement and chooser).
     `observe(prev, action, next, model_actions)` is called for every step that refines."""
     ref = refinement or GroupRefinement(world)
     res = RefineResult(seed=seed)
@@ -427,13 +435,13 @@ def run(world, steps: int, seed: int, *, walk_length: int = 200, stats: bool = T
             acts = list(world.actions(state))
             if not acts:
                 break
-            a = acts[rng.randrange(len(acts))]
+            a = choose(rng, world, acts)
             nxt = world.step(state, a)
             res.steps += 1
             trace.append(a)
             msg = ref.check(state, a, nxt)
             if msg is not None:
-                res.mismatch = Violation("refines-group-model", msg, len(trace))
+                res.mismatch = Violation(name, msg, len(trace))
                 res.trace = trace
                 res.walk_seed = wseed
                 res.seconds = time.monotonic() - t0

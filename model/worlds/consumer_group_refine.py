@@ -41,15 +41,14 @@ with no heartbeat in flight, no resubscribe, no failover).
 from __future__ import annotations
 
 import random
-import time
 from typing import Optional
 
 from kverify.impl.consumer.messages import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
                                             OffsetCommitRequest)
-from kverify.invariants.core import Violation
 from kverify.model import consumer_group as CG
 from kverify.model.protocol import action_label
 from kverify.model.refine import RefineResult          # one result shape for every refinement
+from kverify.model.refine import run as refine_walks
 from kverify.model.search import ExactStore, Goal, search
 
 BIG = 1 << 20
@@ -244,43 +243,18 @@ def show(n: tuple) -> str:
 
 
 # --- the engine: seeded random walks checked step by step -------------------------------------------------
+def calm_choice(rng: random.Random, world, acts: list):
+    """With probability CALM uniform among the enabled non-fault actions, else among all: drawing faults
+    less often lets perturbations (leave, resubscribe...) happen to formed groups instead of being spent
+    before the first join."""
+    calm = [x for x in acts if not world.is_fault(x)]
+    pool = calm if calm and rng.random() < CALM else acts
+    return pool[rng.randrange(len(pool))]
+
+
 def run(world, steps: int, seed: int, *, walk_length: int = 200,
         refinement: Optional[ConsumerGroupRefinement] = None) -> RefineResult:
-    """Random walks (walk i uses seed `seed + i`; with probability CALM uniform among the enabled
-    non-fault actions, else among all) until `steps` world steps in total; stop at the first step that
-    maps to no model path. Drawing faults less often lets perturbations (leave, resubscribe...) happen
-    to formed groups instead of being spent before the first join."""
-    ref = refinement or ConsumerGroupRefinement(world)
-    res = RefineResult(seed=seed)
-    t0 = time.monotonic()
-    init = world.init_states()[0]
-    while res.steps < steps:
-        wseed = seed + res.walks
-        rng = random.Random(wseed)
-        state, trace = init, []
-        res.walks += 1
-        for _ in range(min(walk_length, steps - res.steps)):
-            acts = world.actions(state)
-            if not acts:
-                break
-            calm = [x for x in acts if not world.is_fault(x)]
-            pool = calm if calm and rng.random() < CALM else acts
-            a = pool[rng.randrange(len(pool))]
-            nxt = world.step(state, a)
-            res.steps += 1
-            trace.append(a)
-            msg = ref.check(state, a, nxt)
-            if msg is not None:
-                res.mismatch = Violation(NAME, msg, len(trace))
-                res.trace, res.walk_seed = trace, wseed
-                res.seconds = time.monotonic() - t0
-                return res
-            if not ref.last_path:
-                res.stutters += 1
-            for ma in ref.last_path:
-                res.model_actions[ma[0]] = res.model_actions.get(ma[0], 0) + 1
-            state = nxt
-        if not trace:
-            break
-    res.seconds = time.monotonic() - t0
-    return res
+    """Seeded random walks (model/refine.py's one walk loop, with `calm_choice`) until `steps` world
+    steps in total; stop at the first step that maps to no model path."""
+    return refine_walks(world, steps, seed, walk_length=walk_length,
+                        refinement=refinement or ConsumerGroupRefinement(world), choose=calm_choice, name=NAME)

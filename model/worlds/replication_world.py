@@ -76,7 +76,7 @@ very same actions (message ids included): the walker may memoise by state (`memo
 """
 from __future__ import annotations
 
-from kverify.impl.replication import Cluster, ReplicationConfig
+from kverify.impl.replication import Cluster, ReplicationConfig, assign_replicas
 from kverify.impl.replication import behaviours as B
 from kverify.impl.replication import elections
 from kverify.impl.replication import steps
@@ -339,9 +339,9 @@ class ReplicationWorld(Protocol):
         self.lag = int(full["lag_ms"])
         self.data_brokers = tuple(range(1, self.n + 1))
         self.tps = tuple((TOPIC, p) for p in range(self.np))
-        # partition p's AR: rf consecutive data brokers starting at broker p+1
-        self.assignment = {p: tuple(self.data_brokers[(p + i) % self.n] for i in range(self.rf))
-                           for p in range(self.np)}
+        # partition p's AR: Kafka's rack-unaware placement with start index 0 and shift 0 (impl/replication/placement.py):
+        # over the world's parameter range, rf consecutive data brokers starting at broker p+1
+        self.assignment = assign_replicas(self.data_brokers, self.np, self.rf)
         self.config = ReplicationConfig(min_insync_replicas=self.min_isr, replica_lag_time_max_ms=self.lag)
         self._invs = self._bind_invariants()
         self._init = None
