@@ -11,14 +11,28 @@ exists it runs three complete explorations at the model's default bounds (or --p
 and, with --naive, a reference BFS that keeps every canonical state in a Python set (what the
 explorer avoids) for the same memory measure.
 
+With --ab COMMIT it instead compares the speed run of this tree with the one of an older commit
+(issue #19: explore rates not lower than before the rewrite): each run is a fresh subprocess, the
+trees alternate (old, new, new, old, ...), and it prints per model the median distinct states per
+CPU second of each tree, their ratio, the median of the per-pair ratios, and whether both trees found
+the same distinct states, transitions, depth, completeness and violation count. CPU time, because a
+shared machine's wall time says little; the pairs are interleaved because its load drifts.
+
 Usage: .venv/bin/python bench/explore.py [MODEL ...] [--param model:k=v ...] [--naive] [--max-seconds S]
+       .venv/bin/python bench/explore.py replication offsets --ab 3dc80ac [--runs 3] [--param ...]
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
+from pathlib import Path
 
 from kverify.model import registry
 from kverify.model.explore import Explorer
@@ -85,13 +99,82 @@ def measure(name, params, max_seconds, naive):
     return row
 
 
+# --- A/B against an older commit -----------------------------------------------------------------
+_SAME = ("distinct", "transitions", "depth", "complete", "violations")
+
+
+def speed_run(name, params) -> dict:
+    """One speed run (fingerprints, no graph) in this process, with whatever tree `kverify` is."""
+    proto = registry.build(name, params)
+    cpu0 = time.process_time()
+    res = Explorer(proto, graph=False).run()
+    cpu = time.process_time() - cpu0
+    return {"distinct": res.distinct_states, "transitions": res.transitions, "depth": res.max_depth,
+            "complete": res.complete, "violations": len(res.violations), "cpu": cpu}
+
+
+def old_tree(commit: str, where: str) -> str:
+    """A directory to put on PYTHONPATH so that `import kverify` is `commit`'s tree: the commit
+    exported by `git archive`, its root folders linked in as kverify's subpackages (as pyproject.toml
+    maps them)."""
+    repo = Path(__file__).resolve().parents[1]
+    src, site = Path(where, "src"), Path(where, "site", "kverify")
+    src.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(repo), "archive", commit], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    site.mkdir(parents=True)
+    for item in (src / "kverify").iterdir():
+        (site / item.name).symlink_to(item)
+    for folder in ("impl", "model", "invariants", "stateful_tests", "specs", "reports"):
+        if (src / folder).is_dir():
+            (site / folder).symlink_to(src / folder)
+    return str(site.parent)
+
+
+def ab(names, per_model, commit: str, runs: int) -> int:
+    with tempfile.TemporaryDirectory(prefix="kverify-ab-") as where:
+        site = old_tree(commit, where)
+        print(f"A/B: {commit} (old) against this tree (new), {runs} interleaved pairs per model, "
+              f"distinct states per CPU second")
+        head = f"{'model':<12} {'params':<20} {'old/cpu-s':>10} {'new/cpu-s':>10} {'ratio':>6} {'pairs':>6}  counts equal"
+        print(head)
+        print("-" * len(head))
+        for name in names:
+            params = per_model.get(name, {})
+            rates, found = {"old": [], "new": []}, {}
+            for k in range(runs):
+                for tree in (("old", "new") if k % 2 == 0 else ("new", "old")):
+                    env = dict(os.environ)
+                    env.pop("PYTHONPATH", None)
+                    if tree == "old":
+                        env["PYTHONPATH"] = site
+                    out = subprocess.run([sys.executable, __file__, "--one", name, json.dumps(params)], env=env,
+                                         cwd=where, check=True, capture_output=True, text=True).stdout
+                    row = json.loads(out.strip().splitlines()[-1])
+                    rates[tree].append(row["distinct"] / max(row["cpu"], 1e-9))
+                    found.setdefault(tree, []).append(tuple(row[x] for x in _SAME))
+            old, new = statistics.median(rates["old"]), statistics.median(rates["new"])
+            pairs = statistics.median(n / o for o, n in zip(rates["old"], rates["new"]))
+            same = len(set(found["old"] + found["new"])) == 1
+            shown = " ".join(f"{k}={v}" for k, v in sorted(params.items())) or "defaults"
+            print(f"{name:<12} {shown[:20]:<20} {old:>10,.0f} {new:>10,.0f} {new / old:>6.3f} {pairs:>6.3f}  "
+                  f"{'yes' if same else 'NO: ' + str(found)}", flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", help="registry names (default: every model that exists)")
     ap.add_argument("--param", action="append", default=[], metavar="MODEL:K=V")
     ap.add_argument("--naive", action="store_true", help="also measure a BFS that keeps whole states")
     ap.add_argument("--max-seconds", type=float, default=60.0, help="bound of each run (default 60)")
+    ap.add_argument("--ab", metavar="COMMIT", help="compare the speed run with COMMIT's tree (see above)")
+    ap.add_argument("--runs", type=int, default=3, help="--ab: interleaved old/new pairs per model (default 3)")
+    ap.add_argument("--one", nargs=2, metavar=("MODEL", "PARAMS_JSON"), help=argparse.SUPPRESS)  # --ab's child
     args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(speed_run(args.one[0], json.loads(args.one[1]))))
+        return 0
     per_model: dict = {}
     for item in args.param:
         model, _, kv = item.partition(":")
@@ -104,6 +187,8 @@ def main(argv=None) -> int:
     if not names:
         print("bench: no registered model is available", file=sys.stderr)
         return 2
+    if args.ab:
+        return ab(names, per_model, args.ab, args.runs)
     print(f"python {sys.version.split()[0]}; explorer = fingerprints (8 B) + parent (4 B) + action index (2 B) per state")
     head = (f"{'model':<12} {'params':<28} {'distinct':>9} {'trans':>9} {'depth':>5} {'s':>7} {'distinct/s':>10} "
             f"{'/cpu-s':>8} {'B/state':>8} {'graph s':>8} {'graph B/st':>10} {'recover':>8}" + (f" {'naive B/st':>10}" if args.naive else ""))

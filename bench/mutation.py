@@ -11,7 +11,9 @@ Affordable on 2 cores: each check of the profile is run once under coverage.py o
 (bench/mutation_map.py; these runs are also the baseline); a mutant is then judged by
 `kverify verify --only CHECK$ ... --fail-fast` over exactly the checks that execute the statement it
 changes, in the profile's order, stopping at the first that fails the gate. A mutant no check executes
-survives without a run (column `unreached`: its survivors say so). A mutant whose run exceeds
+survives without a run (column `unreached`: its survivors say so). A mutant that is not valid Python (cosmic-ray
+writes `x == not 1` for `x == -1`) is `incompetent`: not run, left out of the rate (a crash at import would
+otherwise count as a kill). A mutant whose run exceeds
 `--timeout` is killed in the rate, as is usual in mutation testing, but counted in its own column.
 Mutants listed equivalent are left out of the rate's denominator and printed with their reason (not run
 unless --run-equivalents; one that is then killed is reported as wrongly listed).
@@ -46,6 +48,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -54,6 +57,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mutation_map  # noqa: E402  (bench/ is not a package)
+from mutation_report import carried_kill, markdown, mutant_key, report, save_rows  # noqa: E402
 
 EQUIVALENTS = os.path.join(ROOT, "bench", "mutation_equivalents.json")
 MARK = "kverify-mutant:"          # the test command's output lines the report reads back
@@ -171,10 +175,17 @@ def as_test_command(work: str) -> int:
     kverify = os.path.join(work, ".venv", "bin", "kverify")
     cmd = [kverify, "verify", "--profile", state["profile"], "--seed", str(state["seed"]), "--fail-fast",
            "--out", os.path.join(work, "verify-out")] + [a for c in checks for a in ("--only", c + "$")]
-    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    base = state.get("cpu") or {}
+    budget = (max(CPU_FLOOR, CPU_FACTOR * sum(base.get(c, 0.0) for c in checks)) if all(c in base for c in checks)
+              else CPU_DEFAULT[state["profile"]])
+    proc, spent = run_with_cpu_budget(cmd, work, budget)
     failed = [ln.split()[1] for ln in proc.stdout.splitlines() if ln.startswith("  FAIL ") or (
         state["strict"] and ln.startswith("  INCONCLUSIVE ") and "not run: --fail-fast" not in ln)]
     print(f"{MARK} ran {len(checks)} checks: {' '.join(checks)}")
+    if proc.returncode is None:
+        print(f"{MARK} timeout: stopped after {spent:.0f} s CPU, over its budget of {budget:.0f} s "
+              f"({CPU_FACTOR}x its checks' CPU in the baseline, at least {CPU_FLOOR} s)")
+        return 1
     if proc.returncode == 1:
         print(f"{MARK} killed-by {failed[0] if failed else '(exit 1: ' + proc.stderr.strip()[-200:] + ')'}")
         return 1
@@ -182,6 +193,50 @@ def as_test_command(work: str) -> int:
         return 0
     print(f"{MARK} error: kverify verify exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
     return 2
+
+
+# A mutant's run may loop forever (`while x in s` for `while x not in s`). Its budget is CPU time, not wall time (the
+# machine's load does not change it): CPU_FACTOR times what its checks took in the baseline (under coverage, which
+# is slower than the run itself), at least CPU_FLOOR; without baseline figures (a map of an older bench), a fixed one.
+CPU_FACTOR, CPU_FLOOR = 10, 60
+CPU_DEFAULT = {"quick": 120, "ci": 900}      # about 2.5x and 3.5x a whole profile (47 s and 258 s CPU)
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process, its reaped children and its live descendants (Linux /proc)."""
+    hz, total, todo = os.sysconf("SC_CLK_TCK"), 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                f = fh.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in f[11:15])          # utime stime cutime cstime
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total / hz
+
+
+def run_with_cpu_budget(cmd: list, cwd: str, budget: float):
+    """Run `cmd` (its own process group); kill the group once it has used `budget` CPU seconds. Returns the
+    CompletedProcess (returncode None when stopped) and the CPU seconds it used."""
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True, start_new_session=True)
+        spent, stopped = 0.0, False
+        while proc.poll() is None:
+            time.sleep(0.5)
+            spent = max(spent, tree_cpu(proc.pid))
+            if spent > budget:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                stopped = True
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(cmd, None if stopped else proc.returncode, out.read(), err.read()), spent
 
 
 # --- sampling and running -------------------------------------------------------------------------------------
@@ -209,9 +264,14 @@ def describe(work: str, spec) -> dict:
     a, b = source.splitlines(), mutated.splitlines()
     first = lines[0] if lines else spec.start_pos[0]
     after = b[first - 1].strip() if first - 1 < len(b) and len(a) == len(b) else "(lines removed or added)"
+    try:
+        compile(mutated, path, "exec")
+        broken = ""
+    except SyntaxError as e:                     # e.g. `donor == not 1`: the program does not exist, nothing to kill
+        broken = f"SyntaxError: {e.msg}"
     return {"file": str(spec.module_path), "lineno": first, "operator": spec.operator_name.split("/")[-1],
             "occurrence": spec.occurrence, "line": a[first - 1].strip() if first - 1 < len(a) else "",
-            "mutant": after, "function": mutation_map.enclosing_function(source, first)}
+            "mutant": after, "function": mutation_map.enclosing_function(source, first), "broken": broken}
 
 
 def is_listed(d: dict, equivalents: list):
@@ -241,7 +301,9 @@ def classify(result) -> tuple:
     out = result.output or ""
     marks = [ln[len(MARK):].strip() for ln in out.splitlines() if ln.startswith(MARK)]
     if result.test_outcome == TestOutcome.KILLED and out == "timeout":
-        return "timeout", ""
+        return "timeout", "cosmic-ray's wall-clock --timeout"
+    if result.test_outcome == TestOutcome.KILLED and any(m.startswith("timeout") for m in marks):
+        return "timeout", next(m[len("timeout: "):] for m in marks if m.startswith("timeout"))
     if any(m.startswith("error") for m in marks) or result.test_outcome not in (TestOutcome.KILLED,
                                                                                   TestOutcome.SURVIVED):
         return "error", (marks or [out.strip()[-300:]])[-1]
@@ -267,6 +329,8 @@ def main(argv=None) -> int:
                     help="reuse the copy (and its venv) an earlier run left in --workdir instead of copying again")
     ap.add_argument("--fresh-map", action="store_true",
                     help="run every check under coverage, reusing nothing of an earlier map")
+    ap.add_argument("--drop-failing", action="store_true",
+                    help="judge without the checks that fail on the unmutated tree (listed) instead of refusing")
     ap.add_argument("--no-map", action="store_true",
                     help="no coverage map: every mutant runs every check of the profile (with --fail-fast)")
     ap.add_argument("--mutants", nargs="+", metavar="FILE:LINE:OPERATOR:OCCURRENCE",
@@ -329,15 +393,22 @@ def main(argv=None) -> int:
         names = list(data["checks"])
         failing = {c: v for c, v in data["verdicts"].items() if v == "FAIL" or v.startswith("no summary") or (
             args.profile == "ci" and v == "INCONCLUSIVE")}          # ci is strict: INCONCLUSIVE fails its gate too
-        if failing:
+        if failing and not args.drop_failing:
             print(f"baseline: checks fail the gate on the unmutated tree ({failing}); no kill rate can be measured")
             return 1
+        if failing:                         # --drop-failing: judged without them (they cannot tell a mutant apart)
+            print(f"baseline: DROPPED, failing the gate on the unmutated tree: {failing}", flush=True)
+            data["checks"] = {c: v for c, v in data["checks"].items() if c not in failing}
+            names = list(data["checks"])
+            map_path = os.path.join(work, "coverage-map-without-failing.json")
+            with open(map_path, "w") as fh:
+                json.dump(data, fh)
     else:
         print("--no-map: no baseline run (the gate's own runs on this tree are the baseline)", flush=True)
     strict = args.profile == "ci"
     with open(os.path.join(work, "mutation-state.json"), "w") as fh:
         json.dump({"map": map_path, "all_checks": names, "profile": args.profile, "seed": args.seed, "strict": strict,
-                   "module_path": args.module_path}, fh)
+                   "module_path": args.module_path, "cpu": data.get("cpu", {}) if map_path else {}}, fh)
     cfg = os.path.join(work, "mutation.toml")
     with open(cfg, "w") as fh:
         fh.write(f'[cosmic-ray]\nmodule-path = "{args.module_path}"\ntimeout = {args.timeout}\n'
@@ -378,7 +449,9 @@ def main(argv=None) -> int:
         listed = is_listed(d, equivalents)
         t0 = time.monotonic()
         before = carried_kill(carried, d)
-        if before:
+        if d["broken"]:
+            col, detail = "incompetent", d["broken"]
+        elif before:
             col, detail = before["column"], before["detail"] + " (earlier run)"
         elif listed and not args.run_equivalents:
             col, detail = "equivalent", listed["reason"]
@@ -402,88 +475,6 @@ def main(argv=None) -> int:
             fh.write(markdown(rows, args))
         print(f"survivors (Markdown): {args.markdown}")
     return 0
-
-
-KILLS = ("killed", "timeout")
-
-
-def carried_kill(previous: list, d: dict):
-    """The earlier row that killed this very mutant (same place, same text before and after), else None: adding a
-    property can only turn a PASS into a FAIL, so a kill stands; anything else is judged again."""
-    for r in previous:
-        if r["column"] in KILLS and mutant_key(r) == mutant_key(d) and (r["line"], r["mutant"]) == (
-                d["line"], d["mutant"]):
-            return r
-    return None
-
-
-def mutant_key(d: dict) -> str:
-    """FILE:LINE:OPERATOR:OCCURRENCE, as --mutants takes it."""
-    return f"{d['file']}:{d['lineno']}:{d['operator']}:{d['occurrence']}"
-
-
-def save_rows(path: str, args, rows: list) -> None:
-    """The judged mutants so far (written after each one, atomically): the input of --previous and --markdown."""
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump({"profile": args.profile, "seed": args.seed, "sample": args.sample, "rows": rows}, fh, indent=1)
-    os.replace(tmp, path)
-
-
-COLUMNS = ("killed", "timeout", "survived", "unreached", "equivalent", "wrongly-listed", "error")
-
-
-def figures(rows: list) -> dict:
-    """Counts per column and the kill rate: (killed + timeout + wrongly listed) over all but equivalent and error
-    (an unreached mutant is a survivor: no check can see it)."""
-    n = {c: sum(r["column"] == c for r in rows) for c in COLUMNS}
-    judged = sum(n[c] for c in ("killed", "timeout", "survived", "unreached", "wrongly-listed"))
-    dead = n["killed"] + n["timeout"] + n["wrongly-listed"]
-    return dict(n, sample=len(rows), judged=judged, dead=dead, rate=100.0 * dead / judged if judged else 0.0)
-
-
-def component(r: dict) -> str:
-    parts = r["file"].split("/")
-    return parts[1] if len(parts) > 2 else parts[-1]
-
-
-def report(rows: list, args, seconds: float) -> None:
-    f = figures(rows)
-    print(f"profile {args.profile}, sample {len(rows)} (seed {args.seed}): killed {f['killed']}, "
-          f"timeout {f['timeout']}, survived {f['survived']}, unreached {f['unreached']}, "
-          f"equivalent {f['equivalent']}, error {f['error']}"
-          + (f", wrongly listed equivalent {f['wrongly-listed']}" if f["wrongly-listed"] else ""))
-    print(f"kill rate {f['dead']}/{f['judged']} = {f['rate']:.1f}% (killed + timeout over all but equivalent and error; "
-          f"{seconds:.0f} s)")
-    for comp in sorted({component(r) for r in rows}):
-        c = figures([r for r in rows if component(r) == comp])
-        print(f"  impl/{comp + '/':<14} {c['dead']:>3}/{c['judged']:<3} killed  ({c['timeout']} timeout, "
-              f"{c['survived']} survived, {c['unreached']} unreached, {c['equivalent']} equivalent)")
-    for col in ("survived", "unreached", "wrongly-listed", "error"):
-        for r in (r for r in rows if r["column"] == col):
-            print(f"  {col}: {mutant_key(r)}  `{r['line']}` -> `{r['mutant']}`  {r['detail']}")
-    for r in (r for r in rows if r["column"] == "equivalent"):
-        print(f"  equivalent: {r['file']}:{r['lineno']} {r['operator']}: `{r['line']}` -> `{r['mutant']}`: "
-              f"{r['detail']}")
-
-
-def markdown(rows: list, args) -> str:
-    """The figures and every mutant not killed, as a Markdown page (the survivors list the other engineers read)."""
-    f = figures(rows)
-    out = [f"# Mutation survivors: profile {args.profile}, seed {args.seed}, sample {len(rows)}", "",
-           f"killed {f['killed']} + timeout {f['timeout']} of {f['judged']} non-equivalent = **{f['rate']:.1f}%**; "
-           f"survived {f['survived']}, unreached {f['unreached']}, equivalent {f['equivalent']}, error {f['error']}",
-           "", "| mutant (file:line:operator:occurrence) | column | before | after | checks that executed it |",
-           "|---|---|---|---|---|"]
-    for r in rows:
-        if r["column"] in KILLS:
-            continue
-        detail = r["detail"]
-        if r["column"] == "survived" and detail.startswith("ran "):
-            detail = detail.split(": ", 1)[-1]
-        cell = lambda t: str(t).replace("|", "\\|")
-        out.append(f"| `{mutant_key(r)}` | {r['column']} | `{cell(r['line'])}` | `{cell(r['mutant'])}` | {cell(detail)} |")
-    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

@@ -181,15 +181,18 @@ def reusable(old: dict, check: str, global_key: str, work: str) -> bool:
 def build(venv_python: str, work: str, profile: str, seed: int, jobs: int = 1, log=print, reuse=None,
           global_key: str = "") -> dict:
     """{"checks": {check: {"impl/x.py": [lines]}}, "verdicts": {check: verdict}, "loaded": {check: {file: hash}},
-    "global": global_key}, one coverage run per check, `jobs` at a time, in the profile's order; a check that
-    `reusable` says an earlier map `reuse` still describes is taken from it instead of run."""
+    "global": global_key, "cpu": {check: CPU seconds under coverage}}: one coverage run per check, `jobs` at a
+    time, in the profile's order; a check that `reusable` says an earlier map `reuse` still describes is taken
+    from it instead of run."""
     names = check_names(venv_python, work, profile)
     root = os.path.join(work, "coverage-map", profile)
-    lines, verdicts, loaded = {}, {}, {}
+    lines, verdicts, loaded, cpu = {}, {}, {}, {}
     for name in names:
         if reuse and name not in TWINS and reusable(reuse, name, global_key, work):
             lines[name], verdicts[name] = reuse["checks"][name], reuse["verdicts"][name]
             loaded[name] = reuse["loaded"][name]
+            if name in reuse.get("cpu", {}):
+                cpu[name] = reuse["cpu"][name]
             log(f"  map {profile}: {name:<42} {verdicts[name]:<13} (unchanged: taken from the earlier map)")
     pending, running = [n for n in names if n not in TWINS and n not in lines], []
     while pending or running:
@@ -199,7 +202,10 @@ def build(venv_python: str, work: str, profile: str, seed: int, jobs: int = 1, l
             proc, rc = _coverage_run(venv_python, work, profile, seed, name, d)
             running.append((name, proc, rc, d))
         name, proc, rc, d = running.pop(0)
-        out, _ = proc.communicate()
+        out = proc.stdout.read()
+        _pid, status, usage = os.wait4(proc.pid, 0)          # this check's CPU, its worker processes included
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        cpu[name] = round(usage.ru_utime + usage.ru_stime, 2)
         try:
             verdicts[name] = json.loads(out)["checks"][0]["verdict"]
         except (ValueError, KeyError, IndexError):
@@ -210,8 +216,10 @@ def build(venv_python: str, work: str, profile: str, seed: int, jobs: int = 1, l
     for name, twin in TWINS.items():
         if name in names:
             lines[name], verdicts[name] = lines.get(twin, {}), f"(as {twin})"
+        if twin in cpu:
+            cpu[name] = cpu[twin]
     return {"profile": profile, "seed": seed, "checks": {n: lines[n] for n in names}, "verdicts": verdicts,
-            "loaded": loaded, "global": global_key}
+            "loaded": loaded, "global": global_key, "cpu": cpu}
 
 
 if __name__ == "__main__":        # print the checks that execute FILE:LINE, from a map kept by bench/mutation.py

@@ -351,8 +351,9 @@ def consumer_group_invariants(view_of: Callable, step_view_of: Callable) -> tupl
     return tuple(out)
 
 
-# Client-side properties: only a world running real clients (their requests) can state them; the abstract
-# model's client sends no OffsetCommit of its own, so they are not in NAMES (nor in ConsumerGroup.tla).
+# Client-side properties: only a world running real clients (their consumed positions, the requests one input
+# sends) can state them; the abstract model has no consumed positions, so they are not in NAMES (nor in
+# ConsumerGroup.tla).
 CLIENT_STEP_CHECKS = (
     ("leave-commits-consumed", "a client leaving with auto-commit commits exactly its consumed positions "
      "before its leave heartbeat, in non-empty OffsetCommits", leave_commits_consumed, ()),

@@ -385,3 +385,18 @@ ONE_LEADER_PER_EPOCH = Invariant("leader-epoch-names-one-leader",
                                  "no two running replicas, nor a running replica and the controller, name different "
                                  "leaders at the same leader epoch", check_one_leader_per_epoch)
 ALL = ALL + (ONE_LEADER_PER_EPOCH,)
+
+
+# --- a replica set names each broker once (added for issue 17's detection power) ----------------------------
+def check_distinct_replicas(assignments) -> Optional[str]:
+    """`assignments`: ((partition name, replica set), ...) as the controller stores them. Kafka's replica
+    placement, and every reassignment target, lists rf different brokers: a broker listed twice would hold
+    one copy counted as two (an ISR of one broker meeting min.insync.replicas 2). Forbids a repeated broker."""
+    for name, ar in assignments:
+        if len(set(ar)) != len(ar):
+            return f"partition {name}: replica set {list(ar)} lists a broker more than once"
+    return None
+
+
+DISTINCT_REPLICAS = Invariant("replicas-distinct", "every stored replica set lists each broker at most once",
+                              check_distinct_replicas)

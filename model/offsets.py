@@ -199,8 +199,8 @@ def _can_append(m, s: OffsetsState, o: int) -> bool:
 
 
 def _serves(s: OffsetsState, o: int) -> bool:
-    rep = s.storage.replicas[o]
-    return s.coordinator.owner == o and rep.alive and rep.leader == o
+    """Replica o has the group loaded, runs, and still believes it leads the partition."""
+    return s.coordinator.owner == o and s.storage.replicas[o].alive and s.storage.replicas[o].leader == o
 
 
 def join_guard(m, s, o):

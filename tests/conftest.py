@@ -1,4 +1,4 @@
-"""The order tests reach pytest-xdist in (issue 17: `make test` on 2 cores), nothing else.
+"""The order tests reach pytest-xdist in (issue 17: `make test` on 2 cores), and one shared Spark session.
 
 `--dist worksteal` first hands each worker one contiguous block of the collection (equal counts, in
 order), then moves tests from the END of a busy worker's queue to an idle one. So a long test that
@@ -9,9 +9,12 @@ first, each to the least loaded block, and lead their block; the other tests kee
 order. A unit is one test, or a whole module when the test uses a module-scoped fixture (splitting
 it would set the fixture up once more on the other worker), or the tests sharing one parameter set
 in a module listed in SHARED_BY_PARAMS (their work is done once per process and reused). Without
-xdist, nothing moves. Which tests run and what they assert is untouched.
+xdist, nothing moves. Which tests run and what they assert is untouched. Below: the Spark session the
+Spark explorer and liveness tests share.
 """
 from __future__ import annotations
+
+import pytest
 
 # Relative cost of the long tests (seconds, from `pytest --durations`, setup + call, on a loaded
 # 2-core machine; only the order matters). Keyed by node id, or by node id without its parameters
@@ -77,9 +80,6 @@ WEIGHTS = {
 # modules whose tests with equal parameters share one computation per process (tests/test_tlc_crosscheck.py:
 # both tests of a bound read one comparison): such tests travel together
 SHARED_BY_PARAMS = ("tests/test_tlc_crosscheck.py",)
-# modules split test by test although they use a module-scoped fixture: their tests are long enough
-# that two workers running them beat one setup saved
-SPLIT_ANYWAY = ("tests/test_spark_explore.py",)
 
 
 def weight(nodeid: str) -> float:
@@ -100,7 +100,7 @@ def _unit_key(item):
     path = item.nodeid.split("::", 1)[0]
     if path in SHARED_BY_PARAMS and "[" in item.nodeid:
         return (path, "params", item.nodeid.split("[", 1)[1])
-    if path not in SPLIT_ANYWAY and _module_scoped(item):
+    if _module_scoped(item):
         return (path, "module")
     return (path, "test", item.nodeid)
 
@@ -150,3 +150,30 @@ def pytest_collection_modifyitems(session, config, items):
     if config.getoption("dist", None) != "worksteal":
         return                                            # the blocks above are worksteal's
     items[:] = layout(items, int(workerinput["workercount"]))
+
+
+# --- one local Spark session per pytest process ---------------------------------------------------
+# tests/test_spark_explore.py and tests/test_liveness_spark.py run on this master with these settings
+# (performance knobs only: a C1-only JIT and serial GC start a JVM with about 5 s less CPU, no
+# whole-stage code generation, two shuffle partitions for tiny DataFrames), so they share the session
+# a worker started first instead of starting a JVM a module (about 12 s of CPU each).
+SPARK_MASTER = "local[2]"
+_FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def spark_test_conf() -> dict:
+    from kverify.spark import session
+
+    return {"spark.driver.extraJavaOptions": f"{_FAST_JVM} -Dlog4j2.configurationFile=file:{session._log4j_file()}",
+            "spark.executor.extraJavaOptions": _FAST_JVM,
+            "spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partitions": "2"}
+
+
+@pytest.fixture(scope="session")
+def spark_process_session():
+    """Stops the shared session when the pytest process ends (tests get it through `session.get`,
+    which restarts it if a test in between needed another master)."""
+    from kverify.spark import session
+
+    yield
+    session.stop()

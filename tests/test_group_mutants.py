@@ -56,6 +56,9 @@ SURVIVORS = {
     # impl/member/member.py Member.tick, ReplaceComparisonOperator_GtE_Gt
     "request-times-out-late": (classic_member, "Member", "tick", "if self.now >= f.sent_at", "if self.now > f.sent_at",
                                "a request expires only after request.timeout.ms has passed, not when it is reached"),
+    # impl/member/member.py Member.tick, ReplaceComparisonOperator_Eq_NotEq
+    "join-timeout-swapped": (classic_member, "Member", "tick", 'if f.kind == "join" else', 'if f.kind != "join" else',
+                             "the JoinGroup gets request.timeout.ms and every other request the JoinGroup's timeout"),
 }
 
 
@@ -156,13 +159,14 @@ def test_second_commit_that_does_not_replace_the_first_is_caught(tmp_path, monke
 
 
 # --- the classic member: a lost answer is given up at request.timeout.ms --------------------------------------
-def test_request_timing_out_late_is_caught_by_recoverability(tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", ["request-times-out-late", "join-timeout-swapped"])
+def test_request_timing_out_late_is_caught_by_recoverability(tmp_path, monkeypatch, name):
     """The world jumps time to the request's deadline: a member that does not expire the request exactly then
     is left waiting for an answer that was lost, with nothing else due (a dead end once faults stop)."""
     run = P._variant_check("explore:group-world/lost-request")
     ok = run(_ctx(tmp_path / "ok"))
     assert ok.verdict == PASS, ok.summary
-    plant(monkeypatch, "request-times-out-late")
+    plant(monkeypatch, name)
     bad = run(_ctx(tmp_path / "bad"))
     assert bad.verdict == FAIL, bad.summary
     assert [v["invariant"] for v in bad.violations] == ["recoverable"], bad.summary
@@ -189,3 +193,29 @@ def test_unloading_that_raises_is_caught_in_quick(tmp_path, monkeypatch):
     bad = run(_ctx(tmp_path / "bad"))
     assert bad.verdict == FAIL, bad.summary
     assert [v["invariant"] for v in bad.violations] == ["exception"], bad.summary
+
+
+# --- the classic coordinator answers OffsetFetch from the committed offsets (group-world) ---------------------
+def test_offset_fetch_that_ignores_the_commits_is_caught_by_offset_fetch_reads_committed(monkeypatch):
+    """One member commits, leaves and restarts: its new incarnation fetches the committed offset. Planted: the
+    coordinator answers "no offset" (-1) for every partition of an existing group (offset_handling.py
+    `_handle_offset_fetch`, AddNot on `if group is None or ...`). Requests reach their handler through the
+    coordinator's dispatch table, so the mutant is planted there too."""
+    from kverify.impl.coordinator import coordinator as coord_module
+    from kverify.impl.coordinator.messages import OffsetFetchRequest
+    from kverify.model import registry
+    from kverify.model.explore import explore
+
+    bound = {"members": 1, "events": 3, "faults": 0}
+    ok = explore(registry.build("group-world", bound), graph=False)
+    assert ok.complete and not ok.violations
+    src = textwrap.dedent(inspect.getsource(offset_handling.OffsetHandling._handle_offset_fetch))
+    old, new = "if group is None or group.state == DEAD:", "if not group is None or group.state == DEAD:"
+    assert src.count(old) == 1
+    namespace = dict(vars(offset_handling))
+    exec(compile(src.replace(old, new), "<mutant fetch-ignores-commits>", "exec"), namespace)
+    monkeypatch.setattr(offset_handling.OffsetHandling, "_handle_offset_fetch", namespace["_handle_offset_fetch"])
+    monkeypatch.setitem(coord_module._HANDLERS, OffsetFetchRequest, namespace["_handle_offset_fetch"])
+    bad = explore(registry.build("group-world", bound), graph=False, stop_on_first=True)
+    assert [f.invariant for f in bad.violations] == ["offset-fetch-reads-committed"]
+    assert "answered t-0 at -1, the group's committed offset is 1" in bad.violations[0].violation.message

@@ -70,7 +70,7 @@ def _rw(params):
 
 def test_replication_world_fails_over_without_the_failed_broker():
     res = check_liveness(_rw(SMALL_RW))
-    assert res.complete and res.analysed and res.triggered == {"leader-failover": True}
+    assert res.complete and res.analysed and res.triggered == {"leader-failover": True, "replica-rejoins-isr": True}
     assert res.lassos == []
 
 

@@ -1,38 +1,34 @@
-"""The walks' bounded responses on Spark (issue 17), in one small local session: seed for seed the same
-rows and liveness figures as the inline engine, on the correct replication-world and on the controller
-that never fails a partition over (tests/planted_worlds.py, shipped to the executors), whose finding
-is re-run on the driver and written as a record that `kverify replay` reproduces."""
+"""The walks' bounded responses on Spark (issue 17), in the pytest process's small local session
+(tests/conftest.py): seed for seed the same rows and liveness figures as the inline engine, on the
+correct replication-world and on the controller that never fails a partition over
+(tests/planted_worlds.py, shipped to the executors), whose finding is re-run on the driver and written
+as a record that `kverify replay` reproduces."""
 import json
 import os
 import sys
 
 import pytest
 
+from conftest import SPARK_MASTER, spark_test_conf
 from kverify.spark import session
 from kverify.spark.runner import SimConfig, simulate
 from kverify.spark.world import resolve
 
-MASTER = "local[2]"
-CONF = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
-                                         f"-Dlog4j2.configurationFile=file:{session._log4j_file()}",
-        "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-        "spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partitions": "2"}
+MASTER = SPARK_MASTER                            # local[2], the session the Spark explorer's tests share
+CONF = spark_test_conf()
 RUNS, STEPS, SEED, PER_TASK = 12, 60, 5, 6
 WALK = {"brokers": "3", "partitions": "2", "crashes": "3"}          # replication-world's walk bounds, in part
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(scope="module")
-def spark():
+def spark(spark_process_session):
     sess = session.get(MASTER, CONF)
     before = list(sys.path)
     for name in ("planted_mutants.py", "planted_worlds.py"):     # the planted world, for the executors
         sess.sparkContext.addPyFile(os.path.join(HERE, name))
     sys.path[:] = [p for p in sys.path if p in before]           # the driver imports them from tests/
-    try:
-        yield sess
-    finally:
-        session.stop()
+    return sess                                                  # stopped when the process ends
 
 
 def _both(tmp_path, world_name):

@@ -91,10 +91,11 @@ def _row(col, file="impl/coordinator/group.py", line=1):
             "mutant": "a = 2", "column": col, "detail": ""}
 
 
-def test_figures_count_timeouts_as_kills_unreached_as_survivors_and_leave_out_equivalents():
-    import mutation
+def test_figures_count_timeouts_as_kills_unreached_as_survivors_and_leave_out_equivalents_and_invalid():
+    import mutation_report as mutation
 
-    rows = [_row("killed"), _row("timeout"), _row("survived"), _row("unreached"), _row("equivalent"), _row("error")]
+    rows = [_row("killed"), _row("timeout"), _row("survived"), _row("unreached"), _row("equivalent"), _row("error"),
+            _row("incompetent")]
     f = mutation.figures(rows)
     assert (f["dead"], f["judged"], f["timeout"], f["unreached"]) == (2, 4, 1, 1)
     assert f["rate"] == 50.0
@@ -103,13 +104,14 @@ def test_figures_count_timeouts_as_kills_unreached_as_survivors_and_leave_out_eq
 
 def test_previous_rows_carry_only_kills_of_the_same_mutant(tmp_path, capsys):
     import mutation
+    import mutation_report
 
     rows = [_row("killed", line=1), _row("survived", line=2), _row("unreached", line=3)]
-    assert mutation.carried_kill(rows, _row("survived", line=1)) is rows[0]
-    assert mutation.carried_kill(rows, _row("survived", line=2)) is None
-    assert mutation.carried_kill(rows, dict(_row("survived", line=1), mutant="a = 3")) is None   # impl/ changed
+    assert mutation_report.carried_kill(rows, _row("survived", line=1)) is rows[0]
+    assert mutation_report.carried_kill(rows, _row("survived", line=2)) is None
+    assert mutation_report.carried_kill(rows, dict(_row("survived", line=1), mutant="a = 3")) is None  # impl/ changed
     path = tmp_path / "rows.json"
-    mutation.save_rows(str(path), type("A", (), {"profile": "quick", "seed": 7, "sample": 3})(), rows)
+    mutation_report.save_rows(str(path), type("A", (), {"profile": "quick", "seed": 7, "sample": 3})(), rows)
     assert mutation.main(["--from-rows", str(path), "--markdown", str(tmp_path / "s.md")]) == 0
     page = (tmp_path / "s.md").read_text()
     assert "33.3%" in page and ":2:NumberReplacer:2" in page and ":1:NumberReplacer:1" not in page
@@ -153,3 +155,13 @@ def test_an_equivalent_entry_can_name_its_function_when_a_line_is_written_twice(
     assert mutation.is_listed(d, [entry]) is entry
     assert mutation.is_listed(d, [dict(entry, function="C.keep")]) is not None
     assert mutation.is_listed(d, [dict(entry, function="C.other")]) is None
+
+
+def test_a_mutant_run_is_stopped_by_its_cpu_budget_not_by_the_clock():
+    import mutation
+
+    done, spent = mutation.run_with_cpu_budget([sys.executable, "-c", "print('ok')"], ROOT, 30)
+    assert done.returncode == 0 and done.stdout.strip() == "ok" and spent < 30
+    loop = "import os\nos.fork()\nwhile True: pass\n"          # two busy processes: the group's CPU is summed
+    done, spent = mutation.run_with_cpu_budget([sys.executable, "-c", loop], ROOT, 1.0)
+    assert done.returncode is None and spent > 1.0

@@ -9,11 +9,17 @@ runs on it, at the quick profile's bounds:
   that never tells a restarted broker its partitions' leaders, and every AlterPartition check that refuses the
   ISR expansions a correct controller accepts.
 - `liveness:replication-world/late-lossy` (kverify/suite/providers.py): the bound at which an AlterPartition
-  carrying a follower's broker epoch from before its lossy restart reaches the controller (KIP-903)."""
+  carrying a follower's broker epoch from before its lossy restart reaches the controller (KIP-903).
+- `replicas-distinct` (invariants/replication.py, bound by replication-world, which now places its replicas with
+  impl/replication/placement.py): a replica placement that lists a broker twice."""
+import inspect
+
 import pytest
 
-from kverify.impl.replication import controller_ops
+from kverify.impl.replication import controller_ops, placement
 from kverify.invariants.liveness import RejoinView, rejoin_pending
+from kverify.invariants.replication import check_distinct_replicas
+from kverify.model.worlds import replication_world as RW
 from kverify.suite import Context, profiles
 from kverify.suite import providers as P
 from kverify.suite.verdicts import FAIL, PASS
@@ -103,8 +109,59 @@ def test_each_survivor_is_killed_by_its_check(name, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(SURVIVORS))
 def test_each_planted_survivor_changes_its_method(name):
-    import inspect
-
     module, cls, method, old, new, _what = SURVIVORS[name]
     src = inspect.getsource(getattr(getattr(module, cls), method))
     assert src.count(old) == 1 and old != new
+
+
+# placement.py assign_replicas (a function, not a method): cosmic-ray's ReplaceBinaryOperator_Mod_RShift on the
+# follower index; at 3 brokers and replication factor 2 partition 0 is placed on brokers (1, 1)
+_PLACEMENT = ("brokers[(first + 1 + (next_shift + j) % (n - 1)) % n]",
+              "brokers[(first + 1 + (next_shift + j) % (n - 1)) >> n]")
+
+
+def test_distinct_replicas_on_views():
+    assert check_distinct_replicas([("t-0", (1, 2)), ("t-1", (2, 3, 1))]) is None
+    assert check_distinct_replicas([("t-0", (1, 2)), ("t-1", (2, 2))]) == \
+        "partition t-1: replica set [2, 2] lists a broker more than once"
+
+
+def test_world_places_replicas_with_kafkas_rule():
+    # the world's replica sets are impl/replication/placement.py's (start index 0, no shift) over its whole range
+    for n in range(2, 6):
+        for parts in range(1, 4):
+            for rf in range(1, n + 1):
+                world = RW.make(RW.SPEC.resolve({"brokers": n, "partitions": parts, "rf": rf}))
+                assert world.assignment == {p: tuple(1 + (p + i) % n for i in range(rf)) for p in range(parts)}
+
+
+def test_placement_listing_a_broker_twice_is_caught(tmp_path, monkeypatch):
+    check = "explore:replication-world/shutdown"        # 3 brokers, replication factor 2 (quick)
+    ctx = Context("quick", str(tmp_path / "ok"), seed=profiles.DEFAULT_SEED, progress=False)
+    assert P._variant_check(check)(ctx).verdict == PASS
+    src = inspect.getsource(placement.assign_replicas)
+    assert src.count(_PLACEMENT[0]) == 1
+    namespace = dict(vars(placement))
+    exec(compile(src.replace(*_PLACEMENT), "<mutant placement>", "exec"), namespace)
+    monkeypatch.setattr(RW, "assign_replicas", namespace["assign_replicas"])
+    bad = P._variant_check(check)(Context("quick", str(tmp_path / "bad"), seed=profiles.DEFAULT_SEED, progress=False))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["replicas-distinct"], bad.summary
+
+
+def test_placement_refusing_a_valid_replication_factor_fails_the_gate(tmp_path, monkeypatch):
+    """placement.py `if replication_factor > n:` ReplaceComparisonOperator_Gt_IsNot (sample #27 of the quick run, seed
+    1729): replication factor 2 on 3 brokers is refused; the world cannot be built, so the check raises, which
+    `kverify verify` reports as a FAIL (kverify.suite.run_isolated)."""
+    from kverify.suite import Check, run_isolated
+
+    check = "explore:replication-world/shutdown"
+    src = inspect.getsource(placement.assign_replicas)
+    old, new = "if replication_factor > n:", "if replication_factor is not n:"
+    assert src.count(old) == 1
+    namespace = dict(vars(placement))
+    exec(compile(src.replace(old, new), "<mutant placement>", "exec"), namespace)
+    monkeypatch.setattr(RW, "assign_replicas", namespace["assign_replicas"])
+    res = run_isolated(Check(check, "explore", P._variant_check(check)),
+                       Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False))
+    assert res.verdict == FAIL and "InvalidReplicationFactor" in res.summary, res.summary

@@ -1,9 +1,10 @@
 """`--engine spark` (kverify/spark/explore.py): the level-synchronous search on Spark (local[2], one
-session for the module) gives the in-process explorer's answers on every model and world at small
-bounds, with and without a behaviour switched on (distinct states, transitions, depth, states per
-level, deadlocks, `sometimes`, the state-graph figures and `recoverable`, the very same shortest
-traces rebuilt from the parent links kept on the executors), with the explorer's hash or the stable
-fingerprints; a `--max-states` cut is the in-process one; the CLI writes the usual counterexample record."""
+session for the pytest process, tests/conftest.py) gives the in-process explorer's answers on every
+model and world at small bounds, with and without a behaviour switched on (distinct states,
+transitions, depth, states per level, deadlocks, `sometimes`, the state-graph figures and
+`recoverable`, the very same shortest traces rebuilt from the parent links kept on the executors), with
+the explorer's hash or the stable fingerprints; a `--max-states` cut is the in-process one; the CLI
+writes the usual counterexample record."""
 import json
 
 import pytest
@@ -11,11 +12,12 @@ import pytest
 from kverify.model import registry
 from kverify.model.explore import explore
 from kverify.model.protocol import action_to_json
+from conftest import SPARK_MASTER, spark_test_conf
 from test_parallel_explore import CASES, UNRECOVERABLE, answers, case_id
 
 pytestmark = pytest.mark.slow                # two Spark jobs a level: about a second each on a loaded machine
 
-MASTER = "local[2]"
+MASTER = SPARK_MASTER                       # local[2]
 # one case a model: the behaviour case where the model has one among CASES (tests/test_parallel_explore.py
 # runs them all on worker processes), plus a bound where `recoverable` fails
 SPARK_CASES = [c for c in CASES if c[2]] + [c for c in CASES if not any(d[0] == c[0] and d[2] for d in CASES)]
@@ -25,19 +27,19 @@ SMALLER = {("offsets", ()): {"replicas": 2, "records": 1, "epochs": 1, "min_isr"
 SPARK_CASES = [(n, SMALLER.get((n, tuple(b)), p), b) for n, p, b in SPARK_CASES] + UNRECOVERABLE[:1]
 
 
-@pytest.fixture(scope="module")
-def spark():
+@pytest.fixture
+def spark(spark_process_session):
+    """The process's local session (tests/conftest.py), started by the first test that needs it."""
     from kverify.spark import session
 
-    sess = session.get(MASTER, None, app="kverify-explore")
-    yield sess
-    session.stop()
+    return session.get(MASTER, spark_test_conf(), app="kverify-explore")
 
 
 def _spark(name, params, beh, **kw):
     from kverify.spark.explore import explore_spark
 
-    return explore_spark(name, {k: str(v) for k, v in params.items()}, beh, master=MASTER, **kw)
+    return explore_spark(name, {k: str(v) for k, v in params.items()}, beh, master=MASTER, conf=spark_test_conf(),
+                         **kw)
 
 
 def test_spark_cases_cover_every_model():

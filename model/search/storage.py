@@ -45,7 +45,8 @@ class FingerprintSet:
 
     def visit(self, fp: int, j: int) -> int:
         """Insert; `j` if it was not there yet, else -1 (the store interface, see the module docstring)."""
-        fp = ((fp & 0xFFFFFFFFFFFFFFFF) ^ (1 << 63)) - (1 << 63)   # any int -> signed 64 bits
+        if not -0x8000000000000000 <= fp <= 0x7FFFFFFFFFFFFFFF:    # (a hash() already is: no arithmetic)
+            fp = ((fp & 0xFFFFFFFFFFFFFFFF) ^ (1 << 63)) - (1 << 63)   # any int -> signed 64 bits
         if fp == 0:
             if self.zero:
                 return -1

@@ -64,7 +64,8 @@ from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
 from kverify.impl.coordinator import behaviours as CB
 from kverify.impl.coordinator.messages import (
     Errors as E, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
-    OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse, SyncGroupRequest, SyncGroupResponse)
+    OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchResponse, SyncGroupRequest,
+    SyncGroupResponse)
 from kverify.impl.coordinator.records import GroupMetadataRecord, OffsetTombstone
 from kverify.impl.member import Member, MemberConfig
 from kverify.impl.member import behaviours as MB
@@ -96,6 +97,8 @@ PARAMS = {
     "fifo": Param(True, "FIFO per connection (TCP); False = any in-flight message may overtake"),
     "tick_choices": Param(1, "how many of the next distinct deadlines a tick may jump to", lo=1),
     "request_timeouts": Param(False, "request timeouts are tick targets too (time may also pass them on other ticks)"),
+    "request_ms": Param(30_000, "request.timeout.ms of the members (a JoinGroup waits max(this, rebalance timeout + 5 s))",
+                        lo=1),
     "synchronous": Param(False, "the abstract model's assumptions (used by refinement, model/refine.py): timers fire only while no message to or from a running member is in flight except stragglers, and only stragglers are lost (JoinGroup, SyncGroup and LeaveGroup messages but a JoinGroup without member id and a SyncGroup answer with an assignment; none with static members); no MEMBER_ID_REQUIRED interleaving (nor a pause or crash during that round trip); no leave while the coordinator holds the process's JoinGroup/SyncGroup parked; a crash, leave or restart loses the requests not yet delivered"),
     "expiration": Param(False, "coordinator offset expiry task on (retention below, checked every `retention_check_ms`)"),
     "retention_ms": Param(1000, "offsets retention when expiration is on"),
@@ -153,7 +156,7 @@ COORDINATOR_BEHAVIOURS = frozenset({CB.STALE_GENERATION_COMMIT, CB.NO_GENERATION
 
 TOPIC = "t"
 CID_STRIDE = 1_000_000          # slot m uses correlation ids (m+1)*CID_STRIDE + 1, + 2, ...
-SESSION_MS, HEARTBEAT_MS, POLL_MS, REQUEST_MS = 10_000, 3_000, 20_000, 30_000
+SESSION_MS, HEARTBEAT_MS, POLL_MS = 10_000, 3_000, 20_000
 STATE_CODES = {"Empty": EMPTY, "PreparingRebalance": PREPARING, "CompletingRebalance": COMPLETING,
                "Stable": STABLE, "Dead": DEAD}
 FAULT_ACTIONS = frozenset({"crash", "pause", "lose"})
@@ -304,7 +307,7 @@ class GroupWorld(Protocol):
             MemberConfig(self.group_id, topics=(TOPIC,), assignors=assignors,
                          instance_id=f"i{m}" if full["static"] else None, client_id=f"m{m}",
                          session_timeout_ms=SESSION_MS, rebalance_timeout_ms=POLL_MS,
-                         heartbeat_interval_ms=HEARTBEAT_MS, request_timeout_ms=REQUEST_MS,
+                         heartbeat_interval_ms=HEARTBEAT_MS, request_timeout_ms=int(full["request_ms"]),
                          cluster={TOPIC: self.p}, commit_on_revoke=bool(full["commit_on_revoke"]),
                          fetch_per_poll=1, max_offset=int(full["max_offset"]), record_events=False,
                          auto_commit_interval_ms=int(full["auto_commit_ms"]) or None,
@@ -325,6 +328,9 @@ class GroupWorld(Protocol):
             Invariant("owners-have-assignments",
                       "in a Stable group every member of the generation owns a non-empty assignment when there are at least as many partitions as members",
                       self._check_assigned, "state", (CB.STATIC_REPLACE_IN_COMPLETING,)),
+            Invariant("offset-fetch-reads-committed",
+                      "an OffsetFetch answer gives, for each partition it answers without error, the offset the group has committed (-1: none)",
+                      self._check_fetch_reads_committed, "step", ()),
         )
         # zombie-fenced needs a process that stops (pause/crash budget): without faults it is not required
         self._some = tuple(x for x in group_sometimes(self.view, self.n, failover=False)
@@ -999,6 +1005,28 @@ class GroupWorld(Protocol):
         p = s.coord.internal.partition_of(self.group_id)
         if not 0 <= p < n:
             return f"group {self.group_id!r} is coordinated by partition {p}, outside 0..{n - 1}"
+        return None
+
+    def _check_fetch_reads_committed(self, prev, action, nxt) -> Optional[str]:
+        """Read your commits: the coordinator answers an OffsetFetch from the group's committed offsets, as
+        they stand when it handles the request (GroupMetadataManager.getOffsets; a partition with a commit
+        still pending is answered UNSTABLE_OFFSET_COMMIT under require_stable, an error, so not judged)."""
+        info = nxt.last
+        if action[0] != "deliver" or info is None:
+            return None
+        g = nxt.group(self.group_id)
+        committed = {} if g is None else g.offsets
+        for r in info.replies:
+            resp = r.response
+            if not isinstance(resp, OffsetFetchResponse) or resp.error != E.NONE:
+                continue
+            for part in resp.partitions:
+                if part.error != E.NONE:
+                    continue
+                co = committed.get(part.partition)
+                want = -1 if co is None else co.offset
+                if part.offset != want:
+                    return f"OffsetFetch answered {part.partition} at {part.offset}, the group's committed offset is {want}"
         return None
 
     def _check_static_unique(self, s) -> Optional[str]:

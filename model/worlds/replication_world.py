@@ -285,8 +285,9 @@ def rejoin_view(c: Cluster, tp):
             reps.append((b, -1, -1))
         else:
             reps.append((b, r.leader, r.leader_epoch))
+    down = tuple(x for x in st.isr if x not in c.brokers or not c.brokers[x].alive)
     return RejoinView(f"{tp[0]}-{tp[1]}", led.leader >= 0 and led.leader_alive and led.leading, st.leader,
-                      st.leader_epoch, tuple(st.isr), tuple(reps))
+                      st.leader_epoch, tuple(st.isr), tuple(reps), down)
 
 
 def reassign_view(c: Cluster, tp):
@@ -645,6 +646,12 @@ class ReplicationWorld(Protocol):
                     return f"{tp[0]}-{tp[1]}: {msg}"
             return None
         out.append(Invariant(RI.I_REASSIGN.name, RI.I_REASSIGN.statement, reassign, "step", RI.I_REASSIGN.broken_by))
+
+        def distinct(s, f=RI.DISTINCT_REPLICAS.check):
+            # the store's replica sets (placement at creation, reassignment targets)
+            return f((f"{tp[0]}-{tp[1]}", ar) for tp, ar in sorted(s.cluster.store.assignments.items()))
+        d = RI.DISTINCT_REPLICAS
+        out.append(Invariant(d.name, d.statement, distinct, d.kind, d.broken_by))
         return tuple(out)
 
     def invariants(self):
@@ -678,7 +685,9 @@ class ReplicationWorld(Protocol):
 
     def liveness(self):
         """Eventually properties (invariants/liveness.py), checked by model/search/liveness.py: a partition
-        whose leader failed is led again by a live in-sync replica without any broker restarting."""
+        whose leader failed is led again by a live in-sync replica without any broker restarting; every running
+        replica of a led partition follows its leader and rejoins the ISR (a restarted broker is told its leaders,
+        the controller accepts the expansions); a started reassignment completes."""
         from kverify.invariants import liveness as L
 
         tps = self.tps

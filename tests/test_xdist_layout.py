@@ -1,0 +1,50 @@
+"""tests/conftest.py's layout of the collection for `--dist worksteal`: the same tests, the heavy units
+dealt over the workers' blocks and leading them, the tests of one shared unit kept together."""
+from conftest import block_sizes, layout
+
+
+class Item:
+    def __init__(self, nodeid):
+        self.nodeid = nodeid
+
+
+def _unit(item):
+    path, _, rest = item.nodeid.partition("::")
+    return (path, rest.split("[", 1)[1]) if path == "m/shared.py" else item.nodeid
+
+
+WEIGHTS = {"m/a.py::big": 50, "m/a.py::mid": 30, "m/b.py::mid2": 25, "m/shared.py::first": 10}
+
+
+def _weigh(nodeid):
+    return WEIGHTS.get(nodeid, WEIGHTS.get(nodeid.split("[", 1)[0], 0))
+
+
+ITEMS = ([Item(f"m/light.py::t{i}") for i in range(12)] + [Item("m/a.py::big"), Item("m/a.py::mid")]
+         + [Item(f"m/shared.py::{t}[{p}]") for p in ("x", "y") for t in ("first", "second")]
+         + [Item("m/b.py::mid2")] + [Item(f"m/late.py::t{i}") for i in range(5)])
+
+
+def test_block_sizes_are_worksteals_first_distribution():
+    assert block_sizes(23, 2) == [11, 12] and block_sizes(7, 3) == [2, 2, 3] and sum(block_sizes(2092, 2)) == 2092
+
+
+def test_layout_deals_the_heavy_units_first_and_keeps_shared_ones_together():
+    out = layout(ITEMS, 2, weigh=_weigh, unit_key=_unit)
+    ids = [i.nodeid for i in out]
+    assert sorted(ids) == sorted(i.nodeid for i in ITEMS)                  # the same tests, once each
+    first, second = ids[:block_sizes(len(ids), 2)[0]], ids[block_sizes(len(ids), 2)[0]:]
+    assert first[0] == "m/a.py::big" and second[0] == "m/a.py::mid"       # the longest lead each block
+    assert second[1] == "m/b.py::mid2"                                    # to the lighter block
+    for p in ("x", "y"):                                                  # a shared unit stays adjacent
+        i = ids.index(f"m/shared.py::first[{p}]")
+        assert ids[i + 1] == f"m/shared.py::second[{p}]"
+        assert (i < len(first)) == (i + 1 < len(first))
+    light = [n for n in ids if n.startswith(("m/light.py", "m/late.py"))]
+    assert light == [i.nodeid for i in ITEMS if i.nodeid.startswith(("m/light.py", "m/late.py"))]
+
+
+def test_layout_leaves_a_collection_without_heavy_tests_alone():
+    items = [Item(f"m/light.py::t{i}") for i in range(6)]
+    assert layout(items, 2, weigh=_weigh, unit_key=_unit) == items
+    assert layout(ITEMS, 1, weigh=_weigh, unit_key=_unit) == ITEMS
