@@ -13,8 +13,10 @@ Affordable on 2 cores: each check of the profile is run once under coverage.py o
 changes, in the profile's order, stopping at the first that fails the gate. A mutant no check executes
 survives without a run (column `unreached`: its survivors say so). A mutant that is not valid Python (cosmic-ray
 writes `x == not 1` for `x == -1`) is `incompetent`: not run, left out of the rate (a crash at import would
-otherwise count as a kill). A mutant whose run exceeds
-`--timeout` is killed in the rate, as is usual in mutation testing, but counted in its own column.
+otherwise count as a kill). A mutant whose run uses more CPU than its budget (10x what its checks took in the
+baseline, at least 60 s; CPU, not wall time, so the load does not decide) is stopped and killed in the rate, as is
+usual in mutation testing (an endless loop), but counted in its own column, `timeout` (so is cosmic-ray's wall
+`--timeout`, a last resort).
 Mutants listed equivalent are left out of the rate's denominator and printed with their reason (not run
 unless --run-equivalents; one that is then killed is reported as wrongly listed).
 
@@ -34,6 +36,7 @@ map of the current tree decides which checks run each of the others).
 Usage: .venv/bin/python bench/mutation.py [--profile quick|ci] [--sample N] [--seed S] [--workdir DIR]
                                             [--timeout SECONDS] [--jobs N] [--keep-tree] [--module-path impl]
                                             [--mutants FILE:LINE:OPERATOR:OCCURRENCE ...] [--no-map] [--fresh-map]
+                                            [--drop-failing]
                                             [--previous ROWS] [--rows FILE] [--markdown FILE] [--from-rows ROWS]
        --keep-tree --mutants ...: re-judge some mutants of the same sample (e.g. the survivors, after a new
        property) in the same copy, with the same map. Killed mutants need no re-run: adding a property can
