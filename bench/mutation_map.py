@@ -216,8 +216,8 @@ def build(venv_python: str, work: str, profile: str, seed: int, jobs: int = 1, l
     for name, twin in TWINS.items():
         if name in names:
             lines[name], verdicts[name] = lines.get(twin, {}), f"(as {twin})"
-        if twin in cpu:
-            cpu[name] = cpu[twin]
+            if twin in cpu:
+                cpu[name] = cpu[twin]
     return {"profile": profile, "seed": seed, "checks": {n: lines[n] for n in names}, "verdicts": verdicts,
             "loaded": loaded, "global": global_key, "cpu": cpu}
 

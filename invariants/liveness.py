@@ -146,21 +146,20 @@ def first_pending(checks) -> Optional[str]:
 
 # --- (d) every running replica rejoins: follows the stored leader and joins the stored ISR ---------------
 REPLICA_REJOINS = "replica-rejoins-isr"
-REPLICA_REJOINS_STATEMENT = ("while a partition's stored leader acts as leader in the stored leader epoch and every stored "
-                             "ISR member runs, every running replica of its stored assignment that is not shutting down "
-                             "eventually follows that leader in that epoch and is in the stored ISR, without a broker "
-                             "coming back")
+REPLICA_REJOINS_STATEMENT = ("while a partition's stored leader acts as leader in the stored leader epoch, every running "
+                             "replica of its stored assignment that is not shutting down eventually follows that leader "
+                             "in that epoch and is in the stored ISR, without a broker coming back")
 
 
 class RejoinView(NamedTuple):
     """One partition as the rejoin property reads it (the controller's store and the brokers).
     - `led`: the stored leader's process runs and acts as leader in the stored leader epoch (the premise);
-    - `leader`, `leader_epoch`, `isr`: the stored decision; `isr_down`: stored ISR members whose process does not
-      run (the premise asks for none: a dead member leaves the ISR only when a controller processes its failure or,
-      with time passing, the leader's lag check drops it; a world without either keeps it, and an expansion that
-      must carry it is refused as ineligible);
+    - `leader`, `leader_epoch`, `isr`: the stored decision;
     - `replicas`: ((broker, leader it names, leader epoch it knows), ...) for the running replicas of the
-      stored assignment that are not shutting down; a replica that acts on no LeaderAndIsr names -1."""
+      stored assignment that are not shutting down; a replica that acts on no LeaderAndIsr names -1.
+    A stored ISR member whose process is down does not excuse anything: the controller takes a dead broker out of
+    the ISRs (on its failure, and on a controller failover for brokers that died before it: Kafka's
+    ReplicaStateMachine.startup, OfflineReplica), after which the expansion that lets a replica rejoin is eligible."""
 
     partition: str
     led: bool
@@ -168,12 +167,11 @@ class RejoinView(NamedTuple):
     leader_epoch: int
     isr: tuple
     replicas: tuple
-    isr_down: tuple = ()
 
 
 def rejoin_pending(v: RejoinView) -> Optional[str]:
-    if not v.led or v.isr_down:
-        return None                     # no acting leader (leader-failover owes that first), or a dead ISR member
+    if not v.led:
+        return None                     # no acting leader: leader-failover owes that first
     for b, names, epoch in v.replicas:
         if names != v.leader or epoch != v.leader_epoch:
             return (f"{v.partition}: running replica {b} acts on leader {names} in epoch {epoch}, the controller "

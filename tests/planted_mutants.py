@@ -37,11 +37,30 @@ MUTANTS = {
 }
 
 
-def plant(monkeypatch, name: str) -> None:
-    module, cls_name, method, old, new, _what = MUTANTS[name]
-    cls = getattr(module, cls_name)
-    src = textwrap.dedent(inspect.getsource(getattr(cls, method)))
-    assert src.count(old) == 1, f"mutant {name}: {old!r} is no longer in {cls_name}.{method}"
+def _recompiled(module, owner, attr: str, old: str, new: str, name: str):
+    """`owner.attr` recompiled from its own source with the one change, in `module`'s namespace."""
+    src = textwrap.dedent(inspect.getsource(getattr(owner, attr)))
+    assert src.count(old) == 1, f"mutant {name}: {old!r} is no longer in {attr}"
     namespace = dict(vars(module))
     exec(compile(src.replace(old, new), f"<mutant {name}>", "exec"), namespace)
-    monkeypatch.setattr(cls, method, namespace[method])
+    return namespace[attr]
+
+
+def plant(monkeypatch, name: str, table: dict = MUTANTS) -> None:
+    """Plant the method mutant `table[name]` = (module, class, method, original text, mutated text, what)."""
+    module, cls_name, method, old, new, _what = table[name]
+    cls = getattr(module, cls_name)
+    monkeypatch.setattr(cls, method, _recompiled(module, cls, method, old, new, name))
+
+
+def plant_function(monkeypatch, name: str, table: dict) -> None:
+    """Plant a module-level function or class mutant `table[name]` = (module, name, original, mutated, what)."""
+    module, func, old, new, _what = table[name]
+    monkeypatch.setattr(module, func, _recompiled(module, module, func, old, new, name))
+
+
+def quick_ctx(tmp_path):
+    """A `kverify verify` context at the quick profile's seed, writing under tmp_path."""
+    from kverify.suite import Context, profiles
+
+    return Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False)

@@ -15,7 +15,7 @@ from kverify.impl.coordinator import loading, offset_handling
 from kverify.impl.member import config as classic_config
 from kverify.impl.member import member as classic_member
 from kverify.invariants.consumer_group import CGView, Leave, leave_commits_consumed
-from kverify.suite import Context, profiles
+
 from kverify.suite import providers as P
 from kverify.suite.verdicts import FAIL, PASS
 
@@ -63,12 +63,10 @@ SURVIVORS = {
 
 
 def plant(monkeypatch, name):
-    monkeypatch.setitem(planted_mutants.MUTANTS, name, SURVIVORS[name])
-    planted_mutants.plant(monkeypatch, name)
+    planted_mutants.plant(monkeypatch, name, SURVIVORS)
 
 
-def _ctx(tmp_path):
-    return Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False)
+_ctx = planted_mutants.quick_ctx
 
 
 # Mutants of module-level functions and classes: name -> (module, name, original text, mutated text, what it does)
@@ -87,13 +85,7 @@ FUNCTION_SURVIVORS = {
 
 
 def plant_function(monkeypatch, name):
-    """Recompile a module-level function or class from its own source with the one change, bound in its module."""
-    module, func, old, new, _what = FUNCTION_SURVIVORS[name]
-    src = textwrap.dedent(inspect.getsource(getattr(module, func)))
-    assert src.count(old) == 1, f"mutant {name}: {old!r} is no longer in {func}"
-    namespace = dict(vars(module))
-    exec(compile(src.replace(old, new), f"<mutant {name}>", "exec"), namespace)
-    monkeypatch.setattr(module, func, namespace[func])
+    planted_mutants.plant_function(monkeypatch, name, FUNCTION_SURVIVORS)
 
 
 @pytest.mark.parametrize("name", sorted(SURVIVORS))

@@ -7,7 +7,7 @@ import pytest
 from kverify.impl.replication import controller_ops
 from kverify.invariants.replication import (ControllerView, ReplicaView, ReplView,
                                             check_one_leader_per_epoch)
-from kverify.suite import Context, profiles
+
 from kverify.suite import providers as P
 from kverify.suite.verdicts import FAIL, PASS
 
@@ -25,12 +25,10 @@ SURVIVORS = {
 
 
 def plant(monkeypatch, name):
-    monkeypatch.setitem(planted_mutants.MUTANTS, name, SURVIVORS[name])
-    planted_mutants.plant(monkeypatch, name)
+    planted_mutants.plant(monkeypatch, name, SURVIVORS)
 
 
-def _ctx(tmp_path):
-    return Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False)
+_ctx = planted_mutants.quick_ctx
 
 
 def _replica(leader_epoch, leader, alive=True):

@@ -148,3 +148,77 @@ def test_single_expression_domains_are_inlined_with_their_shared_base_computed_o
         assert fast(m, s) == want
         assert m.calls == 1                                        # one `m.facts(s)` for both domains
     assert fast(m, 4) == [("a", 0), ("b", 1), ("b", 2), ("b", 3), ("c", 0)]
+
+
+# --- composed models: domains that are already enabled, closures over constants, helpers ----------
+_GUARD_CALLS: list = []
+
+
+def _inner_guard(m, s, k):
+    _GUARD_CALLS.append(k)
+    return k < s
+
+
+def _names_of(s):
+    """Per action name, the arguments an inner table enables (what a composed model's domains read)."""
+    return {"x": [(k,) for k in range(s) if k % 2 == 0], "y": [(k,) for k in range(s) if k % 2 == 1]}
+
+
+def _closure_domain(name):
+    def domain(m, s):
+        return _names_of(s).get(name, ())
+    return domain
+
+
+def _plain_guard(m, s):
+    return s > 1
+
+
+def test_an_enabled_domain_is_not_guarded_again_and_its_closure_constants_are_inlined():
+    table = ActionTable([Action(n, _inner_guard, lambda m, s, k: s, domain=_closure_domain(n), domain_enabled=True)
+                         for n in ("x", "y")] + [Action("z", _plain_guard, lambda m, s: s)])
+    fast = compile_enabled(table.actions)
+    names = fast.__code__.co_varnames
+    assert "_kv_dom0_fn" not in names and "_kv_dom1_fn" not in names      # x's and y's domains inlined
+    for s in range(6):
+        _GUARD_CALLS.clear()
+        got = fast(None, s)
+        assert _GUARD_CALLS == []                  # the guards were not called again
+        assert got == table.enabled_plain(None, s)
+    assert fast(None, 4) == [("x", 0), ("x", 2), ("y", 1), ("y", 3), ("z",)]
+
+
+def test_a_domain_wrongly_declared_enabled_is_told_apart_by_the_plain_enumeration():
+    """The claim `domain_enabled` is checked, not trusted: a domain yielding an argument its guard
+    refuses makes the compiled enumeration differ from the plain one (what the test over every
+    registered model compares)."""
+    def too_wide(m, s):
+        return [(k,) for k in range(s + 1)]        # k == s: the guard `k < s` refuses it
+    table = ActionTable([Action("x", _inner_guard, lambda m, s, k: s, domain=too_wide, domain_enabled=True),
+                         Action("z", _plain_guard, lambda m, s: s)])
+    fast = compile_enabled(table.actions)
+    assert fast(None, 3) != table.enabled_plain(None, 3)
+
+
+def _big(m, s, k):
+    return s > k and m > 0
+
+
+def _uses_helper(m, s, k):
+    return _big(m, s, k) and k != 2
+
+
+def _uses_helper_on_an_expression(m, s, k):
+    return _big(m, s + 1, k)
+
+
+def test_one_expression_helpers_called_with_names_are_inlined_others_are_called():
+    table = ActionTable([Action("h", _uses_helper, lambda m, s, k: s, domain=_odd_args),
+                         Action("e", _uses_helper_on_an_expression, lambda m, s, k: s, domain=_odd_args)])
+    fast = compile_enabled(table.actions)
+    calls = [ins.argval for ins in __import__("dis").get_instructions(fast) if ins.opname == "LOAD_GLOBAL"]
+    assert calls.count("_big") == 1                # only the call with an expression argument is left
+    for m in (0, 1):
+        for s in range(6):
+            assert fast(m, s) == table.enabled_plain(m, s)
+    assert fast(1, 3) == [("h", 1), ("e", 1), ("e", 2), ("e", 3)]

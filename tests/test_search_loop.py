@@ -165,3 +165,27 @@ def test_a_time_cut_counts_what_was_expanded_and_what_was_left():
     assert res.stopped == "max-seconds" and not res.complete and res.expanded == 1023
     assert res.expanded + res.unexpanded == res.distinct_states
     assert res.covered_depth == res.max_depth - 1
+
+
+def test_the_cyclic_collector_pauses_during_the_loop_and_comes_back_as_it_was():
+    import gc
+
+    from kverify.model.search.visitors import Visitor
+
+    class Seen(Visitor):
+        def __init__(self):
+            self.during = set()
+
+        def on_level(self, depth, admitted):
+            self.during.add(gc.isenabled())
+
+    was = gc.isenabled()
+    try:
+        for before in (True, False):
+            (gc.enable if before else gc.disable)()
+            seen = Seen()
+            search(Grid(), FingerprintStore(hash), [seen])
+            assert seen.during == {False}
+            assert gc.isenabled() is before
+    finally:
+        (gc.enable if was else gc.disable)()

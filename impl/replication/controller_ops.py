@@ -62,9 +62,41 @@ class ControllerOps:
         live = ctrl.live_set()
         return [r for r in ctrl.assignments[tp] if r in live]
 
+    @staticmethod
+    def _without_replica(b: int):
+        """decide() of taking broker b's replica offline, Kafka's ReplicaStateMachine.doRemoveReplicasFromIsr
+        (ZK controller, tag 3.9): the leader becomes NoLeader (-1) when it is b; b leaves the ISR unless it is
+        its only member (the ISR never empties); the leader epoch is bumped (LeaderAndIsr.newLeaderAndIsr).
+        Used on broker failure, controlled shutdown (a follower's OfflineReplica) and controller failover."""
+        def decide(cur):
+            leader = -1 if cur.leader == b else cur.leader
+            isr = cur.isr if len(cur.isr) <= 1 else tuple(r for r in cur.isr if r != b)
+            return leader, cur.leader_epoch + 1, isr
+        return decide
+
+    def _take_replicas_offline(self, ctrl, b: int) -> None:
+        """OfflineReplica for every replica of broker b in a stored ISR (controller failover): write
+        `_without_replica(b)` and announce it to the live replicas. A write that would change neither leader nor
+        ISR (b the only member of a leaderless ISR) is skipped; Kafka would still bump the leader epoch there."""
+        for tp in sorted(ctrl.assignments):
+            st = ctrl.states.get(tp)
+            if st is None or b not in ctrl.assignments[tp] or b not in st.isr:
+                continue
+            if st.leader != b and len(st.isr) <= 1:
+                continue
+            new = self._write(ctrl, tp, self._without_replica(b))
+            if new is not None:
+                self._announce(ctrl, tp, new, self._live_replicas(ctrl, tp))
+            if not ctrl.active:
+                return
+
     # ------------------------------------------------------------------ controller election
     def elect_controller(self, broker: int) -> Controller:
-        """`broker` wins the controller znode: bump the controller epoch, read everything, resync."""
+        """`broker` wins the controller znode: bump the controller epoch, read everything, then what Kafka's
+        ZK controller does on failover (KafkaController.onControllerFailover, tag 3.9): ReplicaStateMachine.startup
+        (every live replica is told the stored state; every replica on a broker that is not registered becomes
+        OfflineReplica: removeReplicasFromIsr), then PartitionStateMachine.startup (triggerOnlinePartitionStateChange:
+        a partition with no live leader gets an offline election)."""
         b = self.brokers.get(broker)
         if b is None or not b.alive or broker not in self.store.brokers:
             raise ControllerError(f"broker {broker} is not a live registered broker")
@@ -74,11 +106,23 @@ class ControllerOps:
         self.store.controller_id = broker
         ctrl = Controller(broker, self.store.controller_epoch, self.store)
         self.controllers[broker] = ctrl
-        # failover: tell every live replica the current state, then elect leaders for offline partitions
+        # 1. ReplicaStateMachine.startup, OnlineReplica: a LeaderAndIsr with the stored state to every live replica
         for tp in sorted(ctrl.assignments):
             st = ctrl.states.get(tp)
             if st is not None:
                 self._announce(ctrl, tp, st, self._live_replicas(ctrl, tp))
+        # 2. ReplicaStateMachine.startup, OfflineReplica (ControllerContext.onlineAndOfflineReplicas): a broker that
+        #    died before this election (its failure never processed, e.g. the previous controller died first) is
+        #    not in ctrl.live, so handle_broker_changes will never see it die; its replicas leave the ISRs here,
+        #    one broker at a time (handleStateChanges groups by replica id), a dead leader becoming NoLeader.
+        #    Without this step a dead broker stayed in the stored ISR for good and every ISR expansion, which must
+        #    carry it, was refused INELIGIBLE_REPLICA (docs/FINDINGS.md, fifth session).
+        live = ctrl.live_set()
+        for dead in sorted({r for ar in ctrl.assignments.values() for r in ar if r not in live}):
+            self._take_replicas_offline(ctrl, dead)
+            if not ctrl.active:
+                return ctrl
+        # 3. PartitionStateMachine.startup: an offline election for every partition with no live leader
         for tp in sorted(ctrl.assignments):
             st = ctrl.states.get(tp)
             if st is not None and st.leader not in ctrl.live_set():
@@ -142,9 +186,7 @@ class ControllerOps:
             if st.leader == b:
                 self._offline_election(ctrl, tp, failed=b)
             elif b in st.isr and len(st.isr) > 1:
-                new = self._write(ctrl, tp, lambda cur: (cur.leader, cur.leader_epoch + 1,
-                                                         tuple(r for r in cur.isr if r != b)
-                                                         if len(cur.isr) > 1 else cur.isr))
+                new = self._write(ctrl, tp, self._without_replica(b))    # b is not the leader: it leaves the ISR
                 if new is not None:
                     self._announce(ctrl, tp, new, self._live_replicas(ctrl, tp))
             if not ctrl.active:
@@ -223,9 +265,8 @@ class ControllerOps:
                     remaining.append(tp)
                     continue
             elif broker in st.isr and len(st.isr) > 1:
-                new = self._write(ctrl, tp, lambda cur: (cur.leader, cur.leader_epoch + 1,
-                                                         tuple(r for r in cur.isr if r != broker)
-                                                         if len(cur.isr) > 1 else cur.isr))
+                # a follower's OfflineReplica (KafkaController.doControlledShutdown)
+                new = self._write(ctrl, tp, self._without_replica(broker))
             else:
                 continue
             if new is not None:
