@@ -15,7 +15,6 @@ from kverify.impl.coordinator import loading, offset_handling
 from kverify.impl.member import config as classic_config
 from kverify.impl.member import member as classic_member
 from kverify.invariants.consumer_group import CGView, Leave, leave_commits_consumed
-
 from kverify.suite import providers as P
 from kverify.suite.verdicts import FAIL, PASS
 

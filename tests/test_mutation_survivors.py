@@ -7,7 +7,6 @@ import pytest
 from kverify.impl.replication import controller_ops
 from kverify.invariants.replication import (ControllerView, ReplicaView, ReplView,
                                             check_one_leader_per_epoch)
-
 from kverify.suite import providers as P
 from kverify.suite.verdicts import FAIL, PASS
 
