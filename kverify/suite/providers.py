@@ -420,7 +420,7 @@ LIVENESS_CHECKS = {
     # a data-broker crash and a controller failover (quick: the crash alone, a follower starting outside the ISR)
     "liveness:replication-world/failover": ("replication-world",
                                             {"quick": {"failovers": 0, "init_isr": 1}, "ci": {}, "deep": {}},
-                                            {"quick": 4_000, "ci": 60_000, "deep": None}),
+                                            {"quick": 4_000, "ci": 75_000, "deep": None}),
     # ci: a follower that starts outside the ISR joins it (AlterPartition) while brokers crash
     "liveness:replication-world/late-replica": ("replication-world", {p: {"failovers": 0, "init_isr": 1}
                                                                       for p in ("ci", "deep")},
