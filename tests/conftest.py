@@ -147,8 +147,8 @@ def pytest_collection_modifyitems(session, config, items):
     workerinput = getattr(config, "workerinput", None)
     if not workerinput:
         return                                            # not an xdist worker: collection order
-    if config.getoption("dist", None) != "worksteal":
-        return                                            # the blocks above are worksteal's
+    # (xdist sets a worker's own `dist` option to "no": the blocks are laid out for `make test`'s
+    # worksteal whatever the mode; under another mode they are merely an order)
     items[:] = layout(items, int(workerinput["workercount"]))
 
 

@@ -187,3 +187,19 @@ def test_commit_after_a_reload_is_newer_than_every_loaded_offset():
     assert h2.fetch("simple", (TP,)).partitions[0].offset == 1
     assert h2.commit("simple", -1, "", {TP: 2}) == {TP: "NONE"}
     assert h2.fetch("simple", (TP,)).partitions[0].offset == 2
+
+
+def test_a_partition_named_twice_in_one_commit_keeps_its_last_entry_in_memory_and_after_a_reload():
+    """Kafka keeps the last entry (a map in KafkaApis; records replayed in order by the new coordinator); the
+    in-memory offset and the one a new coordinator loads from the same records must agree."""
+    from kverify.impl.coordinator.messages import OffsetAndMetadata, OffsetCommitRequest
+
+    log = MemoryOffsetsLog()
+    h = make(log=log)
+    items = ((TP, OffsetAndMetadata(5)), (TP, OffsetAndMetadata(9)))
+    cid = h.send(lambda c: OffsetCommitRequest(G, -1, "", None, items, c))
+    assert dict(h.get(cid).partition_errors) == {TP: "NONE"}
+    assert h.fetch(G, (TP,)).partitions[0].offset == 9
+    h2 = make(log=log, owned_partitions=())
+    h2.c.on_election(0, 6, log.records(0))
+    assert h2.fetch(G, (TP,)).partitions[0].offset == 9

@@ -34,7 +34,7 @@ SURVIVORS = {
                               "a client leaving having consumed nothing sends an OffsetCommit of no partition"),
     # impl/coordinator/offset_handling.py OffsetHandling._finish_commit_store, ReplaceComparisonOperator_Lt_Gt
     "commit-earlier-wins": (offset_handling, "OffsetHandling", "_finish_commit_store",
-                            "if cur is None or cur.append_order < co.append_order:",
+                            "if cur is None or cur.append_order <= co.append_order:",
                             "if cur is None or cur.append_order > co.append_order:",
                             "an acknowledged second commit of a partition does not replace the first"),
     # impl/coordinator/offset_handling.py OffsetHandling._settle_txn, ReplaceComparisonOperator_Lt_Gt

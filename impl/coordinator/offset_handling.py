@@ -130,8 +130,12 @@ class OffsetHandling:
             if alive:
                 for tp, co in staged:
                     if tp in group.pending_offsets:
+                        # `<=`: a partition named twice in one request (the same append) takes its LAST entry,
+                        # as Kafka does (KafkaApis collects the request into a map; the new coordinator's
+                        # OffsetMetadataManager.commitOffset writes one record per entry and replays them
+                        # in order) and as replaying this append's records on a reload does
                         cur = group.offsets.get(tp)
-                        if cur is None or cur.append_order < co.append_order:
+                        if cur is None or cur.append_order <= co.append_order:
                             group.offsets[tp] = co
                     if group.pending_offsets.get(tp) == co:
                         del group.pending_offsets[tp]
