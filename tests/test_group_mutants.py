@@ -11,6 +11,7 @@ import pytest
 
 from kverify.impl.assignors import java_order
 from kverify.impl.consumer import client as kip848_client
+from kverify.impl.coordinator import coordinator as coordinator_module
 from kverify.impl.coordinator import loading, offset_handling
 from kverify.impl.member import config as classic_config
 from kverify.impl.member import member as classic_member
@@ -58,6 +59,10 @@ SURVIVORS = {
     # impl/member/member.py Member.tick, ReplaceComparisonOperator_Eq_NotEq
     "join-timeout-swapped": (classic_member, "Member", "tick", 'if f.kind == "join" else', 'if f.kind != "join" else',
                              "the JoinGroup gets request.timeout.ms and every other request the JoinGroup's timeout"),
+    # impl/coordinator/coordinator.py GroupCoordinator._generate_member_id, ReplaceBinaryOperator_BitAnd_Sub
+    "member-id-not-a-uuid": (coordinator_module, "GroupCoordinator", "_generate_member_id",
+                             "{n & 0xFFFFFFFFF:012x}", "{n - 0xFFFFFFFFF:012x}",
+                             "a generated member id whose last UUID group is negative: not Kafka's clientId-UUID"),
 }
 
 
@@ -210,3 +215,14 @@ def test_offset_fetch_that_ignores_the_commits_is_caught_by_offset_fetch_reads_c
     bad = explore(registry.build("group-world", bound), graph=False, stop_on_first=True)
     assert [f.invariant for f in bad.violations] == ["offset-fetch-reads-committed"]
     assert "answered t-0 at -1, the group's committed offset is 1" in bad.violations[0].violation.message
+
+
+# --- member ids: Kafka's GroupMetadata.generateMemberId makes them prefix + '-' + a v4 UUID ----------------
+def test_a_malformed_member_id_is_caught_by_member_ids_kafka_shaped(tmp_path, monkeypatch):
+    check = P._explore_check("group-world")
+    ok = check(_ctx(tmp_path / "ok"))
+    assert ok.verdict != FAIL and not ok.violations, ok.summary     # quick caps group-world: INCONCLUSIVE
+    plant(monkeypatch, "member-id-not-a-uuid")
+    bad = check(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["member-ids-kafka-shaped"], bad.summary

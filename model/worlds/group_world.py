@@ -58,6 +58,7 @@ slots changes which member gets which partition.
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
@@ -78,6 +79,9 @@ from kverify.model.protocol import Protocol
 from kverify.model.spec import ModelSpec, Param
 from kverify.model.worlds import KeyedState
 from kverify.model.worlds.network import REQ, RESP, Net
+
+# java.util.UUID.randomUUID().toString(): version nibble 4, variant nibble 8-b
+_UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 
 PARAMS = {
     "members": Param(2, "consumer processes (slots m0..)", lo=1, hi=8),
@@ -328,6 +332,10 @@ class GroupWorld(Protocol):
             Invariant("owners-have-assignments",
                       "in a Stable group every member of the generation owns a non-empty assignment when there are at least as many partitions as members",
                       self._check_assigned, "state", (CB.STATIC_REPLACE_IN_COMPLETING,)),
+            Invariant("member-ids-kafka-shaped",
+                      "every member id the coordinator generated is its client id (or group.instance.id) + '-' + "
+                      "a version-4 UUID, as Kafka's GroupMetadata.generateMemberId makes it",
+                      self._check_member_id_shape, "state", ()),
             Invariant("offset-fetch-reads-committed",
                       "an OffsetFetch answer gives, for each partition it answers without error, the offset the group has committed (-1: none)",
                       self._check_fetch_reads_committed, "step", ()),
@@ -1040,6 +1048,18 @@ class GroupWorld(Protocol):
             other = seen.setdefault(mv.group_instance_id, mid)
             if other != mid:
                 return f"instance {mv.group_instance_id} held by two members: {other} and {mid}"
+        return None
+
+    def _check_member_id_shape(self, s) -> Optional[str]:
+        """Reads the coordinator's members (id, client id, group.instance.id). Clients treat ids as opaque,
+        but a user comparing brokers reads them, and Kafka always makes them `prefix-UUID` (v4)."""
+        g = s.group(self.group_id)
+        if g is None:
+            return None
+        for mid, mv in g.members.items():
+            prefix = mv.group_instance_id if mv.group_instance_id is not None else mv.client_id
+            if not (mid.startswith(prefix + "-") and _UUID4.fullmatch(mid[len(prefix) + 1:])):
+                return f"member id {mid!r} is not {prefix!r} + '-' + a version-4 UUID"
         return None
 
     def _check_reset_owns_nothing(self, s) -> Optional[str]:
