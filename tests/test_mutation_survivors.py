@@ -23,10 +23,6 @@ SURVIVORS = {
 }
 
 
-def plant(monkeypatch, name):
-    planted_mutants.plant(monkeypatch, name, SURVIVORS)
-
-
 _ctx = planted_mutants.quick_ctx
 
 
@@ -55,7 +51,7 @@ def test_offline_election_keeping_the_epoch_is_caught_by_one_leader_per_epoch(tm
     that epoch, still follow the dead leader at the epoch the controller now says has none."""
     ok = P._liveness_check(FAILOVER)(_ctx(tmp_path / "ok"))
     assert ok.verdict == PASS, ok.summary
-    plant(monkeypatch, "offline-keeps-leader-epoch")
+    planted_mutants.plant(monkeypatch, "offline-keeps-leader-epoch", SURVIVORS)
     bad = P._liveness_check(FAILOVER)(_ctx(tmp_path / "bad"))
     assert bad.verdict == FAIL, bad.summary
     assert [v["invariant"] for v in bad.violations] == ["leader-epoch-names-one-leader"], bad.summary

@@ -45,8 +45,8 @@ once, as the abstract model's ZK watch does).
 
 Bounds: the defaults are a bound the explorer finishes with no violation (issue #5): 2 data brokers
 (RF 2, min ISR 2), one partition, one acks=all record, one broker crash, one controller failover
-(crash or session expiry): 35,636 distinct states, 106,091 transitions, recoverability included, in
-about 7 s of CPU (28,570 states before a new controller took the brokers that died before its election out of
+(crash or session expiry): 35,636 distinct states, 106,091 transitions, recoverability included
+(28,570 states before a new controller took the brokers that died before its election out of
 the ISRs: docs/FINDINGS.md, fifth session). `WALK_BOUNDS` (3 brokers, 2 partitions, every acks setting, a preferred election)
 are the richer bounds seeded walks hunt in (stale-controller-accepted within seconds); the explorer
 does not finish them. `HUNT` holds each behaviour's bounds (the zoo builds the world with them).
