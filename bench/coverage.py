@@ -30,12 +30,7 @@ IMPL = os.path.join(ROOT, "impl")
 # `module.py:*` excuses a whole module, `*.__repr__` every __repr__). Only code that is not protocol logic is
 # excused here (test doubles and oracles, introspection, historical-behaviour branches); protocol code that no
 # world reaches yet is in NOT_MODELLED with what it would take; anything in neither is listed by --list.
-_DRIVER = "a test/benchmark driver around the component, not protocol logic (tests/ exercise it)"
 EXCUSED = {
-    "coordinator/harness.py:*": _DRIVER,
-    "member/harness.py:*": _DRIVER,
-    "consumer/harness.py:*": _DRIVER,
-    "fifo_driver.py:*": _DRIVER + " (the FIFO delivery the member and consumer harnesses share)",
     "*.__repr__": "debugging text of a value; no protocol decision reads it",
     "replication/steps.py:enabled_steps": "the generic step list of tests and bench/replication_steps.py; worlds list "
                                           "their own actions and share only `controller_upkeep` with it",
@@ -90,7 +85,7 @@ EXCUSED = {
                                                                 "through OffsetFetch",
     "consumer/coordinator.py:ConsumerGroupCoordinator.timers": "introspection for tests; the world keys time by "
                                                                "next_deadline",
-    "consumer/views.py:ConsumerGroupView.target_of": "view helper of consumer/harness.py and tests",
+    "consumer/views.py:ConsumerGroupView.target_of": "view helper of tests/consumer_harness.py and tests",
     "consumer/client.py:ConsumerMember.snapshot": "the world keys clients by its own canonical fields, not this "
                                                   "snapshot (tests compare snapshots)",
     "replication/cluster.py:Cluster.snapshot": "tests compare clusters with it; worlds key states by "

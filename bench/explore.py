@@ -14,7 +14,7 @@ explorer avoids) for the same memory measure.
 With --ab COMMIT it instead compares the speed run of this tree with the one of an older commit
 (issue #19: explore rates not lower than before the rewrite): each run is a fresh subprocess, the
 trees alternate (old, new, new, old, ...), and it prints per model the median distinct states per
-CPU second of each tree, their ratio, the median of the per-pair ratios, and whether both trees found
+CPU second of each tree, their ratio, the median and the range of the per-pair ratios, and whether both trees found
 the same distinct states, transitions, depth, completeness and violation count. CPU time, because a
 shared machine's wall time says little; the pairs are interleaved because its load drifts.
 
@@ -136,7 +136,8 @@ def ab(names, per_model, commit: str, runs: int) -> int:
         site = old_tree(commit, where)
         print(f"A/B: {commit} (old) against this tree (new), {runs} interleaved pairs per model, "
               f"distinct states per CPU second")
-        head = f"{'model':<12} {'params':<20} {'old/cpu-s':>10} {'new/cpu-s':>10} {'ratio':>6} {'pairs':>6}  counts equal"
+        head = (f"{'model':<12} {'params':<20} {'old/cpu-s':>10} {'new/cpu-s':>10} {'ratio':>6} {'pairs':>6} "
+                f"{'spread':>11}  counts equal")
         print(head)
         print("-" * len(head))
         for name in names:
@@ -154,10 +155,12 @@ def ab(names, per_model, commit: str, runs: int) -> int:
                     rates[tree].append(row["distinct"] / max(row["cpu"], 1e-9))
                     found.setdefault(tree, []).append(tuple(row[x] for x in _SAME))
             old, new = statistics.median(rates["old"]), statistics.median(rates["new"])
-            pairs = statistics.median(n / o for o, n in zip(rates["old"], rates["new"]))
+            per_pair = [n / o for o, n in zip(rates["old"], rates["new"])]
+            pairs = statistics.median(per_pair)
             same = len(set(found["old"] + found["new"])) == 1
             shown = " ".join(f"{k}={v}" for k, v in sorted(params.items())) or "defaults"
-            print(f"{name:<12} {shown[:20]:<20} {old:>10,.0f} {new:>10,.0f} {new / old:>6.3f} {pairs:>6.3f}  "
+            print(f"{name:<12} {shown[:20]:<20} {old:>10,.0f} {new:>10,.0f} {new / old:>6.3f} {pairs:>6.3f} "
+                  f"{min(per_pair):>5.3f}-{max(per_pair):<5.3f}  "
                   f"{'yes' if same else 'NO: ' + str(found)}", flush=True)
     return 0
 

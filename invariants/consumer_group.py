@@ -89,6 +89,8 @@ class CGView(NamedTuple):
     answered: tuple = ()       # Answer
     reconciled: tuple = ()     # member ids whose record the step recomputed (their own heartbeat)
     left: tuple = ()           # Leave: clients that left with auto-commit on
+    # client-side state facts (a world running real clients fills them; the abstract model leaves them empty)
+    assignors: tuple = ()      # (member id, server assignor its client asks for, the one its member records)
 
     def member(self, mid: int) -> Optional[MemberView]:
         for m in self.members:
@@ -303,6 +305,18 @@ def leave_commits_consumed(a: CGView, b: CGView) -> Optional[str]:
     return None
 
 
+def server_assignor_recorded(v: CGView) -> Optional[str]:
+    """A member the coordinator knows records the server assignor its live client asks for (group.remote.assignor):
+    the client sends ServerAssignor in its joining heartbeat and whenever it changed since the last one it sent
+    (ConsumerHeartbeatRequestManager.HeartbeatState), the coordinator keeps the last one received
+    (ConsumerGroupMember.Builder.maybeUpdateServerAssignorName) and the group runs the members' most used one.
+    Else the group silently runs another assignor than its clients configured."""
+    for mid, asked, recorded in v.assignors:
+        if asked != recorded:
+            return f"m{mid}'s client asks for server assignor {asked!r}, its member records {recorded!r}"
+    return None
+
+
 B16147 = "kafka-16147-lost-partition-epoch"
 B19974 = "kafka-19974-unrevoked-epoch-bump"
 B19449 = "kafka-19449-own-revocation-unreleased"
@@ -358,13 +372,22 @@ CLIENT_STEP_CHECKS = (
     ("leave-commits-consumed", "a client leaving with auto-commit commits exactly its consumed positions "
      "before its leave heartbeat, in non-empty OffsetCommits", leave_commits_consumed, ()),
 )
-CLIENT_NAMES = tuple(n for n, *_ in CLIENT_STEP_CHECKS)
+CLIENT_STATE_CHECKS = (
+    ("server-assignor-recorded", "a member the coordinator knows records the server assignor its live client asks "
+     "for", server_assignor_recorded, ()),
+)
+CLIENT_NAMES = tuple(n for n, *_ in CLIENT_STATE_CHECKS) + tuple(n for n, *_ in CLIENT_STEP_CHECKS)
 
 
-def client_invariants(step_view_of: Callable) -> tuple:
-    """The client-side step invariants, over the same `step_view_of` as `consumer_group_invariants`."""
-    return tuple(Invariant(name, statement, (lambda f: lambda p, a, n: f(*step_view_of(p, a, n)))(fn), "step", broken)
-                 for name, statement, fn, broken in CLIENT_STEP_CHECKS)
+def client_invariants(step_view_of: Callable, view_of: Optional[Callable] = None) -> tuple:
+    """The client-side invariants, over the same `view_of` / `step_view_of` as `consumer_group_invariants`
+    (the state ones only when `view_of` is given)."""
+    states = () if view_of is None else tuple(
+        Invariant(name, statement, (lambda f: lambda s: f(view_of(s)))(fn), "state", broken)
+        for name, statement, fn, broken in CLIENT_STATE_CHECKS)
+    return states + tuple(
+        Invariant(name, statement, (lambda f: lambda p, a, n: f(*step_view_of(p, a, n)))(fn), "step", broken)
+        for name, statement, fn, broken in CLIENT_STEP_CHECKS)
 
 
 def is_stable_with_all(v: CGView) -> bool:

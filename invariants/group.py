@@ -83,9 +83,22 @@ class Abandon(NamedTuple):
                          # "left" (it left the group itself: close, poll timeout), or "none"
 
 
+class Fence(NamedTuple):
+    """A running member handled an answer saying the coordinator put it out of its generation
+    (FENCING_ERRORS) to a request it had sent under the generation it still held."""
+
+    member: int          # slot
+    generation: int      # the generation it held and sent the request under
+    request: str         # "heartbeat", "sync", "join" or "commit"
+    error: str           # ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID
+    kept: bool           # after the step it still runs under that very generation (member id included)
+
+
+FENCING_ERRORS = frozenset({"UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "FENCED_INSTANCE_ID"})
+
 # causes after which a member rightly considers its partitions lost: the coordinator fenced it out of
 # its generation (coordinator.md §9.5), or it left the group on its own
-FENCING_CAUSES = frozenset({"UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "FENCED_INSTANCE_ID", "left"})
+FENCING_CAUSES = FENCING_ERRORS | {"left"}
 
 
 class GroupView(NamedTuple):
@@ -103,6 +116,7 @@ class GroupView(NamedTuple):
                                  # (one request can do prepare + complete); () = a direct transition
     handovers: tuple = ()        # Handover events of the step that led here (step checks only)
     abandoned: tuple = ()        # Abandon events of the step that led here (step checks only)
+    fenced: tuple = ()           # Fence events of the step that led here (step checks only)
 
 
 _bits = bits   # set bits of a bitmask (invariants/core.py)
@@ -371,11 +385,13 @@ CONSUMER_STATEMENTS = {
     "offsets-retention": "offsets of a Stable consumer group's subscribed topics and of any rebalancing group are never expired (only an Empty group's)",
     "handover-committed": "a partition revoked after an acknowledged hand-over commit is committed up to what its previous owner consumed",
     "lost-only-when-fenced": "a member owning partitions abandons its generation (declaring them lost) only when fenced by the coordinator or leaving",
+    "fenced-gives-up-generation": "a member answered that it is fenced out of the generation it still holds gives it up at once (reset and rejoin, or stop on FENCED_INSTANCE_ID)",
 }
 CONSUMER_BROKEN_BY = {
     "offsets-retention": ("kafka-13636-expire-while-rebalancing",),
     "handover-committed": ("kafka-14196-no-pending-revocation",),
     "lost-only-when-fenced": ("kafka-13891-sync-rebalance-reset-generation",),
+    "fenced-gives-up-generation": (),
 }
 
 
@@ -420,6 +436,24 @@ def check_lost_only_when_fenced(prev: GroupView, nxt: GroupView) -> Optional[str
     return None
 
 
+# --- fenced out of a generation: given up at once (AbstractCoordinator.resetGenerationOnResponseError) ------
+def check_fenced_gives_up_generation(prev: GroupView, nxt: GroupView) -> Optional[str]:
+    """A member told that the coordinator fenced it out of the generation it still holds (ILLEGAL_GENERATION,
+    UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID, answering a Heartbeat, JoinGroup, SyncGroup or OffsetCommit it sent
+    under that generation) gives the generation up in the same step: it resets it and rejoins, or, on
+    FENCED_INSTANCE_ID (another process took its group.instance.id), stops with a fatal error.
+
+    Kafka's response handlers do this whenever the generation is unchanged since the request was sent (the
+    answer is not stale). A member that keeps the generation acts under one the coordinator refused: it keeps
+    consuming partitions the group may have given to another member, commits and rejoins claiming them with
+    that generation, and a fenced static member keeps running beside the process that replaced it."""
+    for f in nxt.fenced:
+        if f.kept:
+            return (f"m{f.member} was answered {f.error} to its {f.request} of generation {f.generation} "
+                    f"and still acts under generation {f.generation}")
+    return None
+
+
 def consumer_invariants(step_view_of: Callable) -> tuple:
     """Invariants over facts only a world with real consumers and offset retention produces
     (`CommitEvent.expired_in`, `GroupView.handovers`); a model without them satisfies them vacuously.
@@ -433,6 +467,7 @@ def consumer_invariants(step_view_of: Callable) -> tuple:
         step_inv("offsets-retention", check_offsets_retention),
         step_inv("handover-committed", check_handover_committed),
         step_inv("lost-only-when-fenced", check_lost_only_when_fenced),
+        step_inv("fenced-gives-up-generation", check_fenced_gives_up_generation),
     )
 
 

@@ -400,3 +400,199 @@ def check_distinct_replicas(assignments) -> Optional[str]:
 
 DISTINCT_REPLICAS = Invariant("replicas-distinct", "every stored replica set lists each broker at most once",
                               check_distinct_replicas)
+
+
+# --- when a follower may leave the ISR for lag (added for issue 17's detection power) -------------------------
+class LagView(NamedTuple):
+    """One replica that believes it leads, as its ISR task sees it (the abstract model has no clock: the impl
+    cluster maps each leading replica onto this). `followers`: ((follower, offset of its last fetch, the leader's
+    log end when that fetch arrived, when it arrived in ms), ...) in this leadership, -1 for a follower that has
+    not fetched since."""
+    now: int
+    lag_ms: int                # replica.lag.time.max.ms
+    leader_epoch: int
+    isr: tuple                 # the committed ISR it leads with
+    pending: Optional[tuple]   # the ISR it proposed and has not yet seen committed (AlterPartition in flight)
+    followers: tuple
+    leo: int = 0               # its log end offset now
+
+
+def check_lag_shrink(prev: LagView, action, nxt: LagView) -> Optional[str]:
+    """A STEP property over one leading replica (same leader epoch before and after): when it decides a new ISR
+    that leaves out a member of its committed ISR, no member it leaves out fetched up to the leader's log end
+    within the last replica.lag.time.max.ms. Kafka (core/src/main/scala/kafka/cluster/Replica.scala,
+    updateFetchState and isCaughtUp; Partition.getOutOfSyncReplicas): a fetch at or beyond the leader's log end
+    sets the follower's last caught-up time to that fetch's time, and a follower stays caught up while now minus
+    that time is at most the limit, and anyway while its log end equals the leader's. Allows: dropping a follower
+    that never fetched in this leadership, or whose last fetch stayed below the leader's log end of then and of now,
+    or came more than the limit ago (a necessary condition only: Kafka also counts a fetch that reached the log end
+    of the previous fetch). Forbids: shrinking out a follower that was at the leader's log end less than the limit
+    ago, or whose last fetch asked for the leader's current log end (nothing to catch up)."""
+    if prev.pending is not None or prev.leader_epoch != nxt.leader_epoch:
+        return None
+    decided = nxt.pending if nxt.pending is not None else nxt.isr
+    dropped = [r for r in prev.isr if r not in decided]
+    if not dropped:
+        return None
+    fetched = {f[0]: f[1:] for f in prev.followers}
+    for r in dropped:
+        offset, leader_leo, at = fetched.get(r, (-1, -1, -1))
+        if at >= 0 and offset >= leader_leo and nxt.now - at <= prev.lag_ms:
+            return (f"follower {r} left the ISR {list(prev.isr)} -> {list(decided)} at {nxt.now} ms although it "
+                    f"fetched up to the leader's log end ({offset}) at {at} ms, within replica.lag.time.max.ms "
+                    f"{prev.lag_ms}")
+        if at >= 0 and offset == prev.leo:
+            return (f"follower {r} left the ISR {list(prev.isr)} -> {list(decided)} at {nxt.now} ms although its log "
+                    f"end {offset} equals the leader's")
+    return None
+
+
+LAG_SHRINK = Invariant("isr-shrink-only-lagging", "a leader drops a follower from its ISR only if the follower has "
+                       "not been at the leader's log end for more than replica.lag.time.max.ms", check_lag_shrink,
+                       kind="step")
+
+
+# --- a leaderless write removes the failed leader, nothing else (added for issue 17's detection power) ----------
+class StoredState(NamedTuple):
+    """One partition's state as the controller stores it."""
+    leader: int
+    isr: tuple
+    version: int               # the partition epoch: one more per write
+
+
+def check_leaderless_write(prev: StoredState, action, nxt: StoredState) -> Optional[str]:
+    """A property of ONE controller write of a partition's stored state (the engines' step may hold several: a
+    world records each write and passes its state before and after; a write is version + 1), judged when that
+    write took the leadership from L to none: the write changed the ISR only by removing L, and kept L only as
+    the ISR's last member. Kafka's ZK controller has exactly one write that leaves a partition
+    leaderless, the OfflineReplica transition of the leader's replica (ReplicaStateMachine
+    doRemoveReplicasFromIsr, tag 3.9: the new leader is NoLeader when the replica is the leader; the ISR loses
+    that replica unless it is its only member); KRaft fences one broker per partition change. Allows: the other
+    writes of a batch of failures (each broker's in turn, in any order), elections (they name a leader).
+    Forbids: a leaderless write that drops other members, adds one, or keeps the failed leader while others remain
+    (the partition then waits for the failed broker instead of a surviving in-sync replica)."""
+    if nxt.version != prev.version + 1 or prev.leader < 0 or nxt.leader >= 0:
+        return None
+    before, after = set(prev.isr), set(nxt.isr)
+    other = (after - before) | (before - after - {prev.leader})
+    if other:
+        return (f"the write leaving the partition leaderless (leader {prev.leader} failed) changed the ISR "
+                f"{list(prev.isr)} -> {list(nxt.isr)}: it may only remove {prev.leader}")
+    if prev.leader in after and len(before) > 1:
+        return (f"the write leaving the partition leaderless kept the failed leader {prev.leader} in the ISR "
+                f"{list(nxt.isr)} while other members remain")
+    return None
+
+
+def out_of_sync(v: LagView) -> list:
+    """Followers of v's ISR that are out of sync by Kafka's rule, judged on facts that only make the answer certain:
+    their last fetch in this leadership stopped below the leader's log end of now (Replica.isCaughtUp's first test
+    fails) and arrived more than replica.lag.time.max.ms ago (their last caught-up time is never later than their
+    last fetch, so the second test fails too). Followers that have not fetched in this leadership are left out
+    (their caught-up time is when the leadership began, which the view does not hold)."""
+    fetched = {f[0]: f[1:] for f in v.followers}
+    out = []
+    for r in v.isr:
+        offset, _leader_leo, at = fetched.get(r, (-1, -1, -1))
+        if at >= 0 and offset != v.leo and v.now - at > v.lag_ms:
+            out.append(r)
+    return out
+
+
+def check_lagging_dropped(v: LagView, proposal: Optional[tuple]) -> Optional[str]:
+    """A leader's ISR task, run now (`proposal`: the ISR it would propose, None if it would do nothing), drops every
+    follower that is certainly out of sync (`out_of_sync`). Kafka: Partition.maybeShrinkIsr proposes the ISR
+    without getOutOfSyncReplicas. Allows: a leader with a proposal in flight (its task only retries that one; the
+    caller does not ask then), followers not certainly out of sync. Forbids: a follower behind the log end that has
+    not fetched for more than the limit kept in the ISR by the task."""
+    late = out_of_sync(v)
+    if not late:
+        return None
+    kept = [r for r in late if proposal is None or r in proposal]
+    if kept:
+        return (f"followers {kept} are behind the leader's log end {v.leo} and last fetched more than "
+                f"replica.lag.time.max.ms {v.lag_ms} ago (now {v.now} ms), yet the ISR task would "
+                f"{'do nothing' if proposal is None else f'propose {list(proposal)}'}")
+    return None
+
+
+LAGGING_DROPPED = Invariant("isr-shrink-drops-lagging", "a leader's ISR task drops every follower that is behind its "
+                            "log end and has not fetched for more than replica.lag.time.max.ms", check_lagging_dropped)
+
+
+LEADERLESS_WRITE = Invariant("leaderless-write-drops-only-leader", "a controller write that leaves a partition "
+                             "without a leader removes the failed leader from the ISR (unless it is the last member) "
+                             "and no one else", check_leaderless_write, kind="step")
+
+
+# --- an acks=all write is refused exactly below min.insync.replicas (added for issue 17's detection power) -------
+class AppendView(NamedTuple):
+    """A replica that believes it leads, as an acks=all produce request finds it."""
+    isr_size: int              # members of its committed ISR
+    min_isr: int               # effective min.insync.replicas of the partition (ReplView.min_isr)
+
+
+NOT_ENOUGH_REPLICAS = "NOT_ENOUGH_REPLICAS"
+
+
+def check_min_isr_refusal(prev: AppendView, action, error: Optional[str]) -> Optional[str]:
+    """A STEP property of one acks=all produce answered by a replica that believes it leads: it is refused with
+    NOT_ENOUGH_REPLICAS if and only if the leader's committed ISR has fewer members than min.insync.replicas. Kafka
+    (core/src/main/scala/kafka/cluster/Partition.scala appendRecordsToLeader): the ISR's size (partitionState.isr)
+    against the effective minimum, checked before the append, for requiredAcks == -1 only. `error`: the request's
+    outcome (None while it waits for the high watermark). Allows: a later NOT_ENOUGH_REPLICAS_AFTER_APPEND (the ISR
+    shrank while it waited), any other error. Forbids: a refusal at or above the minimum (a write the partition can
+    take is turned away), and an append below it (a write acknowledged by fewer copies than promised)."""
+    refused = error == NOT_ENOUGH_REPLICAS
+    below = prev.isr_size < prev.min_isr
+    if refused and not below:
+        return (f"an acks=all write was refused NOT_ENOUGH_REPLICAS with {prev.isr_size} ISR members, "
+                f"min ISR {prev.min_isr}")
+    if below and not refused:
+        return (f"an acks=all write was taken ({error or 'waiting'}) with {prev.isr_size} ISR members, below min ISR "
+                f"{prev.min_isr}")
+    return None
+
+
+MIN_ISR_REFUSAL = Invariant("min-isr-refusal", "a leader refuses an acks=all write (NOT_ENOUGH_REPLICAS) exactly when "
+                            "its ISR is below min.insync.replicas", check_min_isr_refusal, kind="step")
+
+
+def check_min_isr_completion(prev: AppendView, action, error: Optional[str]) -> Optional[str]:
+    """A STEP property of one acks=all request that waited for the high watermark and was answered in this step by
+    the replica that still leads (`prev.isr_size`: its MAXIMAL ISR, the committed one plus a proposal in flight, as
+    the step leaves it): NONE if and only if that ISR has at least min.insync.replicas members, else
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND. Kafka (Partition.checkEnoughReplicasReachOffset): once the HW passes the
+    request's offset, `minIsr <= maximalIsr.size` decides between the two. Allows: any other answer (the leader
+    resigned, the broker restarted). Forbids: a success with too small an ISR, or a failure with a large enough one."""
+    if error not in ("NONE", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"):
+        return None
+    enough = prev.isr_size >= prev.min_isr
+    if (error == "NONE") != enough:
+        return (f"an acks=all write completed {error} with {prev.isr_size} members in the leader's maximal ISR, "
+                f"min ISR {prev.min_isr}")
+    return None
+
+
+MIN_ISR_COMPLETION = Invariant("min-isr-completion", "a waiting acks=all write succeeds exactly when the leader's "
+                               "maximal ISR has min.insync.replicas members, else NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+                               check_min_isr_completion, kind="step")
+
+
+# --- a leader's epoch cache ends with its own epoch (added for issue 17's detection power) ----------------------
+def check_leader_epoch_cached(leaders) -> Optional[str]:
+    """`leaders`: ((partition name, broker, its leader epoch, the latest epoch of its leader-epoch cache), ...) for
+    every running replica that believes it leads. Kafka (Partition.makeLeader): on every new leader epoch, the
+    leader assigns that epoch's start offset, its log end, in its cache (maybeAssignEpochStartOffset), before any
+    append: a follower that asks OffsetsForLeaderEpoch about a later epoch of a deposed leader is then answered
+    with this epoch's start (KAFKA-7415), and the leader's own appends are stamped with it. Forbids: a leader whose
+    cache ends with another epoch (it took a new epoch without recording where it starts). Allows: followers and
+    stopped replicas, whatever their cache."""
+    for name, broker, epoch, cached in leaders:
+        if cached != epoch:
+            return f"{name}: leader {broker} in leader epoch {epoch} has epoch {cached} last in its leader-epoch cache"
+    return None
+
+
+LEADER_EPOCH_CACHED = Invariant("leader-epoch-cached", "a leader's leader-epoch cache ends with its own leader epoch "
+                                "(recorded where it started)", check_leader_epoch_cached)

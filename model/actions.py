@@ -13,6 +13,10 @@ Why it exists: a protocol's rules used to live inside one hand-written `actions(
 - `domain_enabled`  the domain already yields only arguments for which the guard holds (a composed
             model whose domain is its inner model's enumeration): the compiled enumerator does not
             test the guard again; `enabled_plain` still does, and tests compare the two.
+- `domain_actions`  (with `domain_enabled`) the domain yields the enabled actions themselves,
+            `(name, *args)`, as the inner model's enumeration made them: the compiled enumerator
+            appends them as they are; `enabled_plain` rebuilds each from this action's name and the
+            arguments and tests the guard, so a wrong name or argument is told apart the same way.
 
 `ActionTable` turns a sequence of them into `actions(state)`, `step(state, action)` and
 `is_fault(action)`; the BFS explorer, the walker, Spark and Hypothesis (one rule per action) all
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
+
+from kverify.model.enumerator import compile_enabled
 
 NO_ARGS: tuple = ((),)
 
@@ -40,6 +46,7 @@ class Action:
     tla: str = ""
     doc: str = ""
     domain_enabled: bool = False
+    domain_actions: bool = False
 
     @property
     def disjunct(self) -> str:
@@ -50,6 +57,8 @@ class Action:
         """The argument tuples for which the guard holds, in domain order."""
         guard = self.guard
         for args in self.domain(proto, state):
+            if self.domain_actions:
+                args = args[1:]
             if guard(proto, state, *args):
                 yield args
 
@@ -77,8 +86,6 @@ class ActionTable:
         enumerator (model/enumerator.py: the guards' bodies inlined) once it exists for the current
         action list; `enabled_plain` is the reference it is checked against."""
         if self._fast_for is not self.actions:
-            from kverify.model.enumerator import compile_enabled
-
             self._fast, self._fast_for = compile_enabled(self.actions) or self.enabled_plain, self.actions
         return self._fast(proto, state)
 
@@ -87,7 +94,10 @@ class ActionTable:
         for a in self.actions:
             name = a.name
             guard = a.guard
+            whole = a.domain_actions
             for args in a.domain(proto, state):
+                if whole:
+                    args = args[1:]
                 if guard(proto, state, *args):
                     out.append((name, *args))
         return out

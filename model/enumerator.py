@@ -21,33 +21,90 @@ renamed apart). A guard of any other shape is called as before. In the compiled 
   (`may_propose(m, s, rep, r)`), is replaced by EXPR over those names,
 - `bool(x)` is dropped where only the truth of the test is used,
 - an action declared `domain_enabled` (its domain yields only arguments its guard accepts: a composed
-  model enumerating its inner model's table) appends its domain's arguments without testing the guard;
+  model enumerating its inner model's table) appends its domain's arguments without testing the guard
+  (with `domain_actions`, the domain's actions as they are, in one `extend`);
   a domain that is a closure over constants (`def domain(m, s): return ....get(name, ())`) is inlined
   with the constants in place, and a compound `X` that several domains call a method of (`X.get(...)`)
   is computed once per state like a shared attribute base.
 
 Same results in the same order (tests/test_search_enumerator.py checks every registered model's table
 against the plain enumeration on reachable states).
+
+Its own cost is paid once per table and process, inside the first search (a small bound's whole run
+is a few hundred ms): each function's lines are read through linecache and parsed once (no
+tokenizer), trees are copied and renamed in one pass, templates parsed once, and the function
+without hoisting is compiled only when a state first needs it.
 """
 from __future__ import annotations
 
 import ast
-import inspect
+import linecache
+import re
 import textwrap
 import types
+import weakref
 from typing import Callable, Optional
 
 _P, _S, _APP = "_kv_proto", "_kv_state", "_kv_append"
 _UNSAFE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Global,
            ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)
+# A source without these words has none of those nodes (each is written with one), so its tree need not be walked.
+_UNSAFE_WORDS = re.compile(r"\b(lambda|for|global|nonlocal|yield|await)\b|:=")
+
+
+_SHAPES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # function -> {constants: shape}
+
+
+def _source(code) -> Optional[str]:
+    """The lines of a function's definition (its code object): from its first line to the last line
+    indented deeper (read through linecache, without tokenizing: a block cut in the middle of a
+    construct does not parse, and the caller then keeps the call)."""
+    lines = linecache.getlines(code.co_filename)
+    start = code.co_firstlineno - 1
+    if not 0 <= start < len(lines):
+        return None
+    first = lines[start]
+    indent = len(first) - len(first.lstrip())
+    end = start + 1
+    while end < len(lines):
+        line = lines[end]
+        text = line.lstrip()
+        if text and not text.startswith("#") and len(line) - len(text) <= indent:
+            break
+        end += 1
+    return "".join(lines[start:end])
 
 
 def _inlinable(guard, constants: bool = False) -> Optional[tuple]:
     """(params, statements, return expression) of a guard written as assignments + one return. With
     `constants`, a closure whose cells hold constants (a name, a number) is accepted, the cells
-    replaced by their values."""
+    replaced by their values. Read-only AST (callers copy before they transform); kept per function."""
     if not isinstance(guard, types.FunctionType):
         return None
+    per = _SHAPES.get(guard)
+    if per is None:
+        per = _SHAPES[guard] = {}
+    if constants not in per:
+        per[constants] = _shape(guard, constants)
+    return per[constants]
+
+
+def _parsed(code) -> Optional[tuple]:
+    """(source, first statement of its parse) of a function's code, read once per code object (the
+    closures one function makes share it); None when its lines do not parse."""
+    if code not in _PARSED:
+        src = _source(code)
+        try:
+            _PARSED[code] = None if src is None else (src, ast.parse(textwrap.dedent(src)).body[0])
+        except (SyntaxError, IndexError, ValueError):
+            _PARSED[code] = None
+    return _PARSED[code]
+
+
+_PARSED: dict = {}
+
+
+def _shape(guard, constants: bool) -> Optional[tuple]:
     cells = {}
     if guard.__code__.co_freevars:
         if not constants:
@@ -58,12 +115,12 @@ def _inlinable(guard, constants: bool = False) -> Optional[tuple]:
             return None
         if not all(v is None or type(v) in (str, int, bool) for v in cells.values()):
             return None
-    try:
-        fn = ast.parse(textwrap.dedent(inspect.getsource(guard))).body[0]
-    except (OSError, TypeError, SyntaxError, IndexError):
+    parsed = _parsed(guard.__code__)
+    if parsed is None:
         return None
+    src, fn = parsed
     if cells:
-        fn = _Constants(cells).visit(fn)
+        fn = _Constants(cells).visit(_copy(fn))
     if not isinstance(fn, ast.FunctionDef) or fn.decorator_list or fn.args.vararg or fn.args.kwarg \
             or fn.args.kwonlyargs or fn.args.defaults or fn.args.posonlyargs:
         return None
@@ -75,7 +132,7 @@ def _inlinable(guard, constants: bool = False) -> Optional[tuple]:
         if not (isinstance(st, ast.Assign) and all(isinstance(t, ast.Name) and t.id not in params
                                                    for t in st.targets)):
             return None          # a parameter reassigned would change the next actions' state
-    if any(isinstance(node, _UNSAFE) for node in ast.walk(fn)):
+    if _UNSAFE_WORDS.search(src) and any(isinstance(node, _UNSAFE) for node in _nodes(fn)):
         return None              # scoping the inliner does not handle: keep the call
     return params, body[:-1], body[-1].value
 
@@ -89,10 +146,88 @@ def _domain_expr(domain, glob: dict):
     if shape is None or shape[1] or len(shape[0]) != 2:
         return None
     params, _body, expr = shape
-    return _Rename({params[0]: _P, params[1]: _S}).visit(ast.parse(ast.unparse(expr), mode="eval").body)
+    return _copy(expr, {params[0]: _P, params[1]: _S})
 
 
-class _Constants(ast.NodeTransformer):
+def _copy(node, names: Optional[dict] = None):
+    """A fresh copy of an AST (no source positions: the compiled function's are filled in), which the
+    transformers below may change in place, with the names in `names` renamed on the way."""
+    if isinstance(node, ast.AST):
+        if names and node.__class__ is ast.Name and node.id in names:
+            return ast.Name(names[node.id], _copy(node.ctx))
+        new = node.__class__.__new__(node.__class__)
+        for name in node._fields:
+            setattr(new, name, _copy(getattr(node, name, None), names))
+        return new
+    if node.__class__ is list:
+        return [_copy(x, names) for x in node]
+    return node
+
+
+class _Transformer(ast.NodeTransformer):
+    """ast.NodeTransformer with its `visit_*` method looked up once per node class, and a child walk
+    over `_fields` (this walk is most of the compilation's cost). The transformers here return a
+    node for every node (never None, never a list)."""
+
+    def visit(self, node):
+        key = (self.__class__, node.__class__)
+        method = _METHODS.get(key)
+        if method is None:
+            method = _METHODS[key] = getattr(self.__class__, "visit_" + node.__class__.__name__,
+                                             _Transformer.generic_visit)
+        return method(self, node)
+
+    def generic_visit(self, node):
+        for name in node._fields:
+            old = getattr(node, name, None)
+            if old.__class__ is list:
+                old[:] = [self.visit(x) if isinstance(x, ast.AST) else x for x in old]
+            elif isinstance(old, ast.AST):
+                setattr(node, name, self.visit(old))
+        return node
+
+
+_METHODS: dict = {}
+
+
+def _nodes(tree) -> list:
+    """Every node of `tree` (ast.walk's nodes, in another order)."""
+    out = [tree]
+    for node in out:          # (the list grows while it is read)
+        for name in node._fields:
+            v = getattr(node, name, None)
+            if v.__class__ is list:
+                out.extend([x for x in v if isinstance(x, ast.AST)])
+            elif isinstance(v, ast.AST):
+                out.append(v)
+    return out
+
+
+def _locate(tree):
+    """Line 1, column 0 on every node that has a position and lacks it (ast.fix_missing_locations,
+    in one walk: the compiled function has no source to point at)."""
+    for node in _nodes(tree):
+        if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+            node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = 1, 0, 1, 0
+    return tree
+
+
+def _template(src: str, **names) -> ast.stmt:
+    """A statement parsed once per template text, copied, with its placeholder names replaced."""
+    tree = _TEMPLATES.get(src)
+    if tree is None:
+        tree = _TEMPLATES[src] = ast.parse(src).body[0]
+    return _copy(tree, names)
+
+
+_TEMPLATES: dict = {}
+
+
+def _name(id_: str, store: bool = False) -> ast.Name:
+    return ast.Name(id_, ast.Store() if store else ast.Load())
+
+
+class _Constants(_Transformer):
     """Reads of a closure's cells replaced by the constants they hold."""
 
     def __init__(self, cells: dict):
@@ -113,7 +248,7 @@ def _compound(expr) -> Optional[ast.Attribute]:
     return None
 
 
-class _Helpers(ast.NodeTransformer):
+class _Helpers(_Transformer):
     """Calls of a helper of the guards' module written as one `return EXPR` (no closure), whose
     arguments are plain names, replaced by EXPR with its parameters renamed to those names
     (`may_propose(m, s, rep, r)`): a name is evaluated alike wherever it appears, so this changes
@@ -132,18 +267,8 @@ class _Helpers(ast.NodeTransformer):
         if shape is None or shape[1] or len(shape[0]) != len(node.args):
             return node
         params, _body, expr = shape
-        body = _Rename(dict(zip(params, (a.id for a in node.args)))).visit(
-            ast.parse(ast.unparse(expr), mode="eval").body)
+        body = _copy(expr, dict(zip(params, (a.id for a in node.args))))
         return ast.copy_location(_Helpers(self.glob, self.depth + 1).visit(body), node)
-
-
-class _Rename(ast.NodeTransformer):
-    def __init__(self, mapping: dict):
-        self.mapping = mapping
-
-    def visit_Name(self, node: ast.Name):
-        new = self.mapping.get(node.id)
-        return ast.copy_location(ast.Name(new, node.ctx), node) if new else node
 
 
 def _truth(node, glob: dict):
@@ -170,7 +295,7 @@ def _chain(node) -> Optional[tuple]:
     return None
 
 
-class _Hoisted(ast.NodeTransformer):
+class _Hoisted(_Transformer):
     def __init__(self, names: dict):
         self.names = names
 
@@ -179,6 +304,15 @@ class _Hoisted(ast.NodeTransformer):
         if name is not None:
             return ast.copy_location(ast.Name(name, ast.Load()), node)
         return self.generic_visit(node)
+
+
+def _key(node):
+    """A hashable value equal for equal trees (what ast.dump tells apart, without formatting it)."""
+    if isinstance(node, ast.AST):
+        return (node.__class__, *[_key(getattr(node, name, None)) for name in node._fields])
+    if node.__class__ is list:
+        return tuple([_key(x) for x in node])
+    return node
 
 
 def _loops(actions, shapes, glob: dict) -> tuple:
@@ -191,13 +325,13 @@ def _loops(actions, shapes, glob: dict) -> tuple:
         uses[id(a.domain)] = uses.get(id(a.domain), 0) + 1
         if id(a.domain) not in exprs:
             exprs[id(a.domain)] = _domain_expr(a.domain, glob)
-    bases: dict = {}              # ast.dump of a compound `X` in `X.attr` -> how many domains read it
+    bases: dict = {}              # _key of a compound `X` in `X.attr` -> how many domains read it
     for e in exprs.values():
         node = _compound(e) if e is not None else None
         if node is not None:
-            key = ast.dump(node.value)
+            key = _key(node.value)
             bases[key] = bases.get(key, 0) + 1
-    base_of: dict = {}            # ast.dump -> local holding it, once computed
+    base_of: dict = {}            # _key -> local holding it, once computed
     head: list = []
     loops: list = []
     for i, (a, shape) in enumerate(zip(actions, shapes)):
@@ -207,10 +341,10 @@ def _loops(actions, shapes, glob: dict) -> tuple:
             expr = exprs[id(a.domain)]
             if expr is None:
                 defaults[f"{dom}_fn"] = a.domain
-                head.append(ast.parse(f"{dom} = {dom}_fn({_P}, {_S})").body[0])
+                head.append(_template(f"DOM = FN({_P}, {_S})", DOM=dom, FN=f"{dom}_fn"))
             else:
                 node = _compound(expr)
-                key = ast.dump(node.value) if node is not None else None
+                key = _key(node.value) if node is not None else None
                 if key is not None and bases.get(key, 0) > 1:     # shared by several domains: computed once
                     base = base_of.get(key)
                     if base is None:
@@ -220,20 +354,21 @@ def _loops(actions, shapes, glob: dict) -> tuple:
                 head.append(ast.Assign(targets=[ast.Name(dom, ast.Store())], value=expr))
             if uses[id(a.domain)] > 1:     # iterated more than once: a generator would be spent
                 defaults["_kv_tuple"], defaults["_kv_list"] = tuple, list
-                head.append(ast.parse(f"if {dom}.__class__ is not _kv_tuple and {dom}.__class__ is not _kv_list:\n"
-                                      f"    {dom} = _kv_tuple({dom})").body[0])
+                head.append(_template("if DOM.__class__ is not _kv_tuple and DOM.__class__ is not _kv_list:\n"
+                                      "    DOM = _kv_tuple(DOM)", DOM=dom))
         name = f"_kv_name{i}"
         defaults[name] = a.name
         args = f"_kv_args{i}"
+        if a.domain_enabled and a.domain_actions:     # the domain holds the enabled actions themselves
+            loops.append(_template("_kv_out += DOM", DOM=dom))
+            continue
         if a.domain_enabled:         # the domain holds only enabled arguments: no guard to test
-            loops.append(ast.parse(f"for {args} in {dom}:\n"
-                                   f"    {_APP}(({name}, *{args}))").body[0])
+            loops.append(_template(f"for ARGS in DOM:\n    {_APP}((NAME, *ARGS))", ARGS=args, DOM=dom, NAME=name))
             continue
         if shape is None:
             defaults[f"_kv_guard{i}"] = a.guard
-            loops.append(ast.parse(f"for {args} in {dom}:\n"
-                                   f"    if _kv_guard{i}({_P}, {_S}, *{args}):\n"
-                                   f"        {_APP}(({name}, *{args}))").body[0])
+            loops.append(_template(f"for ARGS in DOM:\n    if GUARD({_P}, {_S}, *ARGS):\n        {_APP}((NAME, *ARGS))",
+                                   ARGS=args, DOM=dom, NAME=name, GUARD=f"_kv_guard{i}"))
             continue
         params, body, expr = shape
         if len(params) < 2:
@@ -244,18 +379,13 @@ def _loops(actions, shapes, glob: dict) -> tuple:
         for st in body:
             for t in st.targets:
                 mapping.setdefault(t.id, f"_kv_l{i}_{t.id}")
-        extra = params[2:]
-        if extra:
-            target = "(" + ", ".join(mapping[p] for p in extra) + ",)"
-            record = f"({name}, " + ", ".join(mapping[p] for p in extra) + ")"
-        else:
-            target, record = "_kv_unused", f"({name},)"
-        loop = ast.parse(f"for {target} in {dom}:\n    pass").body[0]
-        inner = [_Helpers(glob).visit(_Rename(mapping).visit(ast.parse(ast.unparse(st)).body[0])) for st in body]
-        test = _truth(_Helpers(glob).visit(_Rename(mapping).visit(ast.parse(ast.unparse(expr), mode="eval").body)), glob)
-        inner.append(ast.If(test=test, body=[ast.parse(f"{_APP}({record})").body[0]], orelse=[]))
-        loop.body = inner
-        loops.append(loop)
+        extra = [mapping[p] for p in params[2:]]
+        target = (ast.Tuple([_name(x, True) for x in extra], ast.Store()) if extra else _name("_kv_unused", True))
+        record = ast.Tuple([_name(name)] + [_name(x) for x in extra], ast.Load())
+        inner = [_Helpers(glob).visit(_copy(st, mapping)) for st in body]
+        test = _truth(_Helpers(glob).visit(_copy(expr, mapping)), glob)
+        inner.append(ast.If(test=test, body=[ast.Expr(ast.Call(_name(_APP), [record], []))], orelse=[]))
+        loops.append(ast.For(target=target, iter=_name(dom), body=inner, orelse=[]))
     return head, loops, defaults
 
 
@@ -263,7 +393,7 @@ def _hoist(loops: list) -> tuple:
     """(assignments, loops) with every attribute chain read twice or more read once into a local."""
     counts: dict = {}
     for loop in loops:
-        for node in ast.walk(loop):
+        for node in _nodes(loop):
             ch = _chain(node) if isinstance(node, ast.Attribute) else None
             if ch is not None:
                 counts[ch] = counts.get(ch, 0) + 1
@@ -271,7 +401,9 @@ def _hoist(loops: list) -> tuple:
     names = {ch: f"_kv_h{k}" for k, ch in enumerate(chains)}
     assigns = []
     for ch in chains:
-        expr = ast.parse(".".join(ch), mode="eval").body
+        expr = _name(ch[0])
+        for attr in ch[1:]:
+            expr = ast.Attribute(expr, attr, ast.Load())
         expr.value = _Hoisted(names).visit(expr.value)
         assigns.append(ast.Assign(targets=[ast.Name(names[ch], ast.Store())], value=expr))
     return assigns, [_Hoisted(names).visit(loop) for loop in loops]
@@ -283,7 +415,7 @@ def _function(body: list, defaults: dict, glob: dict, label: str):
     fn = ast.parse(f"def _kv_enabled({src_args}):\n    _kv_out = []\n    {_APP} = _kv_out.append").body[0]
     fn.body.extend(body)
     fn.body.append(ast.parse("return _kv_out").body[0])
-    module = ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
+    module = _locate(ast.Module(body=[fn], type_ignores=[]))
     code = compile(module, f"<compiled ActionTable.enabled{label}>", "exec")
     fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     return types.FunctionType(fcode, glob, "enabled", tuple(defaults[k] for k in arg_names))
@@ -304,11 +436,31 @@ def compile_enabled(actions) -> Optional[Callable]:
     if built is None:
         return None
     head, loops, defaults = built
-    plain = _function(head + loops, defaults, glob, "")
     assigns, hoisted_loops = _hoist(loops)
     if not assigns:
-        return plain
+        return _function(head + loops, defaults, glob, "")
     guard = ast.Try(body=assigns, handlers=[ast.ExceptHandler(
-        type=ast.Name("Exception", ast.Load()), name=None,
-        body=ast.parse(f"return _kv_unhoisted({_P}, {_S})").body)], orelse=[], finalbody=[])
+        type=_name("Exception"), name=None, body=[_template(f"return _kv_unhoisted({_P}, {_S})")])],
+        orelse=[], finalbody=[])
+    plain = _Later(lambda: _function(*_unhoisted(actions, shapes, glob), glob, ""))
     return _function(head + [guard] + hoisted_loops, {**defaults, "_kv_unhoisted": plain}, glob, " (hoisted)")
+
+
+def _unhoisted(actions, shapes, glob: dict) -> tuple:
+    """(body, defaults) of the function without hoisting (built again: `_hoist` changed the first)."""
+    head, loops, defaults = _loops(actions, shapes, glob)
+    return head + loops, defaults
+
+
+class _Later:
+    """The unhoisted function, compiled the first time a state needs it (most runs never do)."""
+
+    __slots__ = ("build", "fn")
+
+    def __init__(self, build):
+        self.build, self.fn = build, None
+
+    def __call__(self, proto, state):
+        if self.fn is None:
+            self.fn = self.build()
+        return self.fn(proto, state)

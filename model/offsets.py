@@ -164,9 +164,10 @@ def _follow(m, s: OffsetsState, name: str, args: tuple, storage: R.State) -> Off
 
 def _storage_action(a: Action) -> Action:
     """A replication action on the offsets partition, then the coordinator follows leadership. Its
-    domain is the arguments for which the replication action is enabled on the partition (the
-    replication table's compiled enumeration, run once per state: `OffsetsModel.storage_enabled`),
-    so the compiled enumerator need not test its guard, the replication guard, again."""
+    domain is the replication actions of that name enabled on the partition (the replication table's
+    compiled enumeration, run once per state: `OffsetsModel.storage_enabled`), the same tuples as
+    this action's (same name, same arguments), so the compiled enumerator need not test its guard,
+    the replication guard, again, nor build them anew."""
     name, guard, update = a.name, a.guard, a.update
 
     def domain(m, s):
@@ -175,22 +176,19 @@ def _storage_action(a: Action) -> Action:
     return Action(name,
                   lambda m, s, *args: guard(m.repl, s.storage, *args),
                   lambda m, s, *args: _follow(m, s, name, args, update(m.repl, s.storage, *args)),
-                  domain, fault=a.fault, doc=a.doc, domain_enabled=True)
+                  domain, fault=a.fault, doc=a.doc, domain_enabled=True, domain_actions=True)
 
 
 # --- the group's own actions --------------------------------------------------------------------
-def _serving(m, s):
-    """The coordinator's replica, when it is running and still believes it leads."""
-    o = s.coordinator.owner
-    if o >= 0:
-        rep = s.storage.replicas[o]
-        if rep.alive and rep.leader == o:
-            return ((o,),)
-    return ()
+def _owner(m, s):
+    """The coordinator's replica (none when no replica has the group loaded); its guards ask whether
+    it still serves. One expression, so that the compiled enumerator inlines it."""
+    return m.owner_args[s.coordinator.owner + 1]
 
 
-def _serving_partitions(m, s):
-    return [(o, p) for (o,) in _serving(m, s) for p in range(m.parts)]
+def _owner_partitions(m, s):
+    """(the coordinator's replica, data partition) for every data partition."""
+    return m.owner_partition_args[s.coordinator.owner + 1]
 
 
 def _can_append(m, s: OffsetsState, o: int) -> bool:
@@ -209,8 +207,9 @@ def join_guard(m, s, o):
 
 
 def join(m, s, o):
-    c = s.coordinator
-    return s._replace(coordinator=c._replace(generation=c.generation + 1, pending=s.joins), joins=s.joins + 1)
+    storage, c, payloads, joins, next_offset, lost = s
+    c = _new(Coordinator, (c.owner, c.generation + 1, joins, c.loads, c.assignment))      # pending: this join
+    return _new(OffsetsState, (storage, c, payloads, joins + 1, next_offset, lost))
 
 
 def sync_guard(m, s, o):
@@ -219,10 +218,10 @@ def sync_guard(m, s, o):
 
 
 def sync(m, s, o):
-    c = s.coordinator
-    return s._replace(storage=R.write(m.repl, s.storage, o),
-                      coordinator=c._replace(pending=NONE, assignment=c.pending),
-                      payloads=s.payloads + (GroupRecord(GROUP, c.generation, c.pending),))
+    storage, c, payloads, joins, next_offset, lost = s
+    record = _new(GroupRecord, (GROUP, c.generation, c.pending))
+    c = _new(Coordinator, (c.owner, c.generation, NONE, c.loads, c.pending))      # the pending assignment persisted
+    return _new(OffsetsState, (R.write(m.repl, storage, o), c, payloads + (record,), joins, next_offset, lost))
 
 
 def commit_guard(m, s, o, p):
@@ -231,16 +230,16 @@ def commit_guard(m, s, o, p):
 
 
 def commit(m, s, o, p):
-    offset = s.next_offset[p] + 1
-    return s._replace(storage=R.write(m.repl, s.storage, o),
-                      payloads=s.payloads + (OffsetCommit(COMMIT, p, offset),),
-                      next_offset=s.next_offset[:p] + (offset,) + s.next_offset[p + 1:])
+    storage, c, payloads, joins, next_offset, lost = s
+    offset = next_offset[p] + 1
+    return _new(OffsetsState, (R.write(m.repl, storage, o), c, payloads + (_new(OffsetCommit, (COMMIT, p, offset)),),
+                               joins, next_offset[:p] + (offset,) + next_offset[p + 1:], lost))
 
 
 ACTIONS = ActionTable([_storage_action(a) for a in R.ACTIONS.actions if a.name != "write"] + [
-    Action("join", join_guard, join, _serving),
-    Action("sync", sync_guard, sync, _serving),
-    Action("commit", commit_guard, commit, _serving_partitions),
+    Action("join", join_guard, join, _owner),
+    Action("sync", sync_guard, sync, _owner),
+    Action("commit", commit_guard, commit, _owner_partitions),
 ])
 ACTION_NAMES = ACTIONS.names()
 
@@ -259,6 +258,11 @@ class OffsetsModel(Protocol):
         self._gv_cache = [None, None]       # the last two (coordinator, payloads, acked, log, view)
         self._gsv_last = (None, None, None, None)    # (nxt, prev, action, step views) of the last transition
         self._storage_for, self._storage_enabled = None, None
+        # per owner + 1 (NONE first): the replica marked as the coordinator's for symmetry (`canonical`),
+        # and the domains of join/sync/commit
+        self.owner_marks = tuple(tuple(1 if i == o else 0 for i in range(self.n)) for o in range(-1, self.n))
+        self.owner_args = ((),) + tuple(((o,),) for o in range(self.n))
+        self.owner_partition_args = ((),) + tuple(tuple((o, p) for p in range(self.parts)) for o in range(self.n))
         self.action_table = ACTIONS
         from kverify.invariants import offsets as O
         from kverify.invariants import replication as I
@@ -283,13 +287,17 @@ class OffsetsModel(Protocol):
         return self.action_table.is_fault(action)
 
     def storage_enabled(self, s) -> dict:
-        """The replication actions enabled on the offsets partition, `{name: [args, ...]}` in the
+        """The replication actions enabled on the offsets partition, `{name: [action, ...]}` in the
         replication table's order (cached for the state being enumerated)."""
         if self._storage_for is s:
             return self._storage_enabled
         by_name: dict = {}
         for action in self.repl.actions(s.storage):
-            by_name.setdefault(action[0], []).append(action[1:])
+            same = by_name.get(action[0])
+            if same is None:
+                by_name[action[0]] = [action]
+            else:
+                same.append(action)
         self._storage_for, self._storage_enabled = s, by_name
         return by_name
 
@@ -463,9 +471,8 @@ class OffsetsModel(Protocol):
             return s
         c = s.coordinator
         o = c.owner
-        extra = [1 if i == o else 0 for i in range(self.n)]
         best = None
-        for p, mm in self.repl.candidates(s.storage, extra):
+        for p, mm in self.repl.candidates(s.storage, self.owner_marks[o + 1]):
             if mm is None:
                 t = s
             else:

@@ -322,40 +322,49 @@ def _put(replicas: tuple, r: int, rep: Replica) -> tuple:
 
 def _evolve(s: State, replicas=None, controller=None, requests=None, zombie=_KEEP, next_record=None,
             committed=None, acked=None, spent=None) -> State:
-    """`s` with the given fields replaced (State._replace without its per-call overhead)."""
-    return _new(State, (s.replicas if replicas is None else replicas,
-                        s.controller if controller is None else controller,
-                        s.requests if requests is None else requests,
-                        s.zombie if zombie is _KEEP else zombie,
-                        s.next_record if next_record is None else next_record,
-                        s.committed if committed is None else committed,
-                        s.acked if acked is None else acked,
-                        s.spent if spent is None else spent))
+    """`s` with the given fields replaced (State._replace without its per-call overhead; the state
+    unpacked in one step rather than read field by field)."""
+    replicas0, controller0, requests0, zombie0, next_record0, committed0, acked0, spent0 = s
+    return _new(State, (replicas0 if replicas is None else replicas,
+                        controller0 if controller is None else controller,
+                        requests0 if requests is None else requests,
+                        zombie0 if zombie is _KEEP else zombie,
+                        next_record0 if next_record is None else next_record,
+                        committed0 if committed is None else committed,
+                        acked0 if acked is None else acked,
+                        spent0 if spent is None else spent))
 
 
 def _with_replica(s: State, r: int, rep: Replica) -> State:
     """`s` with replica r replaced (the most frequent successor)."""
-    replicas = s.replicas
-    return _new(State, (replicas[:r] + (rep,) + replicas[r + 1:], s.controller, s.requests, s.zombie, s.next_record,
-                        s.committed, s.acked, s.spent))
+    replicas, controller, requests, zombie, next_record, committed, acked, spent = s
+    return _new(State, (replicas[:r] + (rep,) + replicas[r + 1:], controller, requests, zombie, next_record,
+                        committed, acked, spent))
 
 
+# (The helpers below unpack a tuple once rather than read its fields one by one: on Python 3.11 a
+# NamedTuple field read costs about twice an index, and these run for most transitions.)
 def _with_log(rep: Replica, log: tuple, hw: int, must_truncate: bool) -> Replica:
     """`rep` with another log, HW and truncation flag (write, fetch, truncate)."""
-    return _new(Replica, (rep.alive, log, hw, rep.leader_epoch, rep.partition_epoch, rep.controller_epoch, rep.leader,
-                          must_truncate, rep.isr, rep.alter, rep.leso, rep.leading_since))
+    alive, _log, _hw, leader_epoch, partition_epoch, controller_epoch, leader, _must_truncate, isr, alter, leso, \
+        leading_since = rep
+    return _new(Replica, (alive, log, hw, leader_epoch, partition_epoch, controller_epoch, leader, must_truncate, isr,
+                          alter, leso, leading_since))
 
 
 def _with_alter(rep: Replica, alter: AlterPartition) -> Replica:
     """`rep` with another AlterPartition in flight (NO_ALTER: none)."""
-    return _new(Replica, (rep.alive, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch, rep.controller_epoch,
-                          rep.leader, rep.must_truncate, rep.isr, alter, rep.leso, rep.leading_since))
+    alive, log, hw, leader_epoch, partition_epoch, controller_epoch, leader, must_truncate, isr, _alter, leso, \
+        leading_since = rep
+    return _new(Replica, (alive, log, hw, leader_epoch, partition_epoch, controller_epoch, leader, must_truncate, isr,
+                          alter, leso, leading_since))
 
 
 def _spend(spent: Spent, crashes=0, lossy=0, unclean=0, alters=0, failovers=0) -> Spent:
     """The budgets used so far plus the given amounts."""
-    return _new(Spent, (spent.crashes + crashes, spent.lossy + lossy, spent.unclean + unclean,
-                        spent.alters + alters, spent.failovers + failovers))
+    crashes0, lossy0, unclean0, alters0, failovers0 = spent
+    return _new(Spent, (crashes0 + crashes, lossy0 + lossy, unclean0 + unclean, alters0 + alters,
+                        failovers0 + failovers))
 
 
 # --- the actions: one guard and one update each, named as specs/Replication.tla's disjuncts ---------
@@ -426,28 +435,37 @@ def restart_guard(m, s, r, keep):
 
 
 def restart(m, s, r, keep):
-    rep = s.replicas[r]
-    c = s.controller
-    spent = s.spent
+    replicas, c, requests, zombie, next_record, committed, acked, spent = s
+    rep = replicas[r]
     bit = 1 << r
     if keep < len(rep.log):
         spent = _spend(spent, lossy=1)
         if (c.isr | c.elr) & bit:        # unclean shutdown detected (KAFKA-15586)
             c = c._replace(isr=c.isr & ~bit, elr=c.elr & ~bit)
     cep = max(rep.controller_epoch, c.controller_epoch)
-    replicas = s.replicas
     if not m.b_no_broker_epoch:
         # the restarted broker registers with a new broker epoch: AlterPartitions that add it
         # and were built from its previous incarnation's fetches carry a stale one
-        replicas = tuple([_with_alter(x, x.alter._replace(stale=True))
-                          if x.alter.isr and not x.alter.applied and (x.alter.isr & ~x.isr) & bit else x
-                          for x in replicas])
+        replicas = _stale_alters(replicas, bit)
     base = _new(Replica, (True, rep.log[:keep], min(rep.hw, keep), rep.leader_epoch, rep.partition_epoch, cep,
                           NO_LEADER, True, 0, NO_ALTER, -1, -1))
     if c.leader_epoch >= rep.leader_epoch:      # it registers and learns the controller's current state
         leader = NO_LEADER if c.leader == r else c.leader   # (a crash removed it as leader already)
         base = m.become(base, r, _new(LeaderAndIsr, (leader, c.leader_epoch, c.isr, c.partition_epoch, cep)))
-    return _evolve(s, replicas=_put(replicas, r, base), controller=c, spent=spent)
+    return _new(State, (_put(replicas, r, base), c, requests, zombie, next_record, committed, acked, spent))
+
+
+def _stale_alters(replicas: tuple, bit: int) -> tuple:
+    """`replicas` with every AlterPartition in flight (not yet applied) that adds the replica `bit`
+    marked stale (the same tuple when there is none, the usual case)."""
+    out = None
+    for k, x in enumerate(replicas):
+        alter = x.alter
+        if alter.isr and not alter.applied and (alter.isr & ~x.isr) & bit:
+            if out is None:
+                out = list(replicas)
+            out[k] = _with_alter(x, alter._replace(stale=True))
+    return replicas if out is None else tuple(out)
 
 
 def apply_guard(m, s, r, i):
@@ -535,7 +553,9 @@ def ctrl_alter(m, s, r):
     c = _new(Controller, (c.leader, c.leader_epoch, prop, m.new_elr(c.isr, prop, c.elr), c.partition_epoch + 1,
                           c.controller_epoch))
     applied = _new(AlterPartition, (prop, True, rep.alter.stale))
-    return _evolve(s, replicas=_put(s.replicas, r, _with_alter(rep, applied)), controller=c)
+    replicas, _c, requests, zombie, next_record, committed, acked, spent = s
+    return _new(State, (_put(replicas, r, _with_alter(rep, applied)), c, requests, zombie, next_record, committed,
+                        acked, spent))
 
 
 def may_propose(m, s, rep: Replica, r: int) -> bool:
@@ -553,9 +573,11 @@ def shrink_guard(m, s, r, f):
 
 
 def shrink(m, s, r, f):
-    rep = s.replicas[r]
+    replicas, c, requests, zombie, next_record, committed, acked, spent = s
+    rep = replicas[r]
     proposal = _new(AlterPartition, (rep.isr & ~(1 << f), False, False))
-    return _evolve(s, replicas=_put(s.replicas, r, _with_alter(rep, proposal)), spent=_spend(s.spent, alters=1))
+    return _new(State, (_put(replicas, r, _with_alter(rep, proposal)), c, requests, zombie, next_record, committed,
+                        acked, _spend(spent, alters=1)))
 
 
 def expand_guard(m, s, r, f):
@@ -568,9 +590,11 @@ def expand_guard(m, s, r, f):
 
 
 def expand(m, s, r, f):
-    rep = s.replicas[r]
+    replicas, c, requests, zombie, next_record, committed, acked, spent = s
+    rep = replicas[r]
     proposal = _new(AlterPartition, (rep.isr | (1 << f), False, False))
-    return _evolve(s, replicas=_put(s.replicas, r, _with_alter(rep, proposal)), spent=_spend(s.spent, alters=1))
+    return _new(State, (_put(replicas, r, _with_alter(rep, proposal)), c, requests, zombie, next_record, committed,
+                        acked, _spend(spent, alters=1)))
 
 
 def truncate_guard(m, s, r):
@@ -627,18 +651,17 @@ def crash_guard(m, s, r):
 
 
 def crash(m, s, r):
-    rep = s.replicas[r]
-    c = s.controller
-    requests = s.requests
+    replicas, c, requests, zombie, next_record, committed, acked, spent = s
     if c.isr >> r & 1:      # the controller sees the session expire: shrink, maybe lose the leader
         isr = c.isr & ~(1 << r)
         c = _new(Controller, (NO_LEADER if c.leader == r else c.leader, c.leader_epoch + 1, isr,
                               m.new_elr(c.isr, isr, c.elr), c.partition_epoch + 1, c.controller_epoch))
         requests = add_request(requests, request_from(c))
+    rep = replicas[r]
     down = _new(Replica, (False, rep.log, rep.hw, rep.leader_epoch, rep.partition_epoch, rep.controller_epoch,
                           rep.leader, rep.must_truncate, rep.isr, rep.alter, rep.leso, rep.leading_since))
-    return _evolve(s, replicas=_put(s.replicas, r, down), controller=c, requests=requests,
-                   spent=_spend(s.spent, crashes=1))
+    return _new(State, (_put(replicas, r, down), c, requests, zombie, next_record, committed, acked,
+                        _spend(spent, crashes=1)))
 
 
 def _election_allowed(m, c: Controller) -> bool:
@@ -655,14 +678,14 @@ def elect_guard(m, s, r):
 
 
 def elect(m, s, r):
-    c = s.controller
+    replicas, c, requests, zombie, next_record, committed, acked, spent = s
+    _leader, leader_epoch, isr, elr, partition_epoch, controller_epoch = c
     bit = 1 << r
-    if c.isr & bit:
-        isr, elr = c.isr, c.elr
-    else:                                   # from the ELR, the ISR being empty
-        isr, elr = bit, c.elr & ~bit
-    c = _new(Controller, (r, c.leader_epoch + 1, isr, elr, c.partition_epoch + 1, c.controller_epoch))
-    return _evolve(s, controller=c, requests=add_request(s.requests, request_from(c)))
+    if not isr & bit:                       # from the ELR, the ISR being empty
+        isr, elr = bit, elr & ~bit
+    c = _new(Controller, (r, leader_epoch + 1, isr, elr, partition_epoch + 1, controller_epoch))
+    return _new(State, (replicas, c, add_request(requests, request_from(c)), zombie, next_record, committed, acked,
+                        spent))
 
 
 def elect_unclean_guard(m, s, r):
@@ -804,7 +827,8 @@ class ReplicationModel(Protocol):
             return self.domains_of
         running, leaders, truncating, fetching, proposals, restarts, applies = [], [], [], [], [], [], []
         requests = s.requests
-        newest = max(map(_LEADER_EPOCH, requests))     # no replica applies a request when it is at this epoch
+        # no replica applies a request when it is at the newest epoch
+        newest = requests[0].leader_epoch if len(requests) == 1 else max(map(_LEADER_EPOCH, requests))
         lossy_left = s.spent.lossy < self.max_lossy
         one, others = self._one, self._others
         for r, rep in enumerate(s.replicas):
@@ -881,17 +905,18 @@ class ReplicationModel(Protocol):
 
     def become(self, rep: Replica, r: int, q: LeaderAndIsr) -> Replica:
         """Replica r after it applies LeaderAndIsr `q`."""
-        if q.leader == r:
-            since = rep.leading_since if rep.leader == r and rep.leading_since >= 0 else q.leader_epoch
-            return _new(Replica, (True, rep.log, rep.hw, q.leader_epoch, q.partition_epoch, q.controller_epoch, r,
-                                  False, q.isr, NO_ALTER, len(rep.log), since))
+        leader, leader_epoch, isr, partition_epoch, controller_epoch = q
+        if leader == r:
+            since = rep.leading_since if rep.leader == r and rep.leading_since >= 0 else leader_epoch
+            return _new(Replica, (True, rep.log, rep.hw, leader_epoch, partition_epoch, controller_epoch, r,
+                                  False, isr, NO_ALTER, len(rep.log), since))
         log, hw, trunc = rep.log, rep.hw, True
         if self.b_trunc_hw:            # truncate-to-hw: pre-KIP-101 followers cut their log at the HW
             hw = min(rep.hw, len(rep.log))
             log, trunc = rep.log[:hw], False
-        elif self.b_skip_same and q.leader == rep.leader and q.leader != NO_LEADER:
+        elif self.b_skip_same and leader == rep.leader and leader != NO_LEADER:
             trunc = rep.must_truncate
-        return _new(Replica, (True, log, hw, q.leader_epoch, q.partition_epoch, q.controller_epoch, q.leader, trunc,
+        return _new(Replica, (True, log, hw, leader_epoch, partition_epoch, controller_epoch, leader, trunc,
                               0, NO_ALTER, -1, -1))
 
     def truncation(self, replicas, r: int):
@@ -1096,9 +1121,12 @@ class ReplicationModel(Protocol):
                          extra[i] if extra else 0))
         n = self.n
         order = sorted(range(n), key=sigs.__getitem__)
-        for k in range(n - 1):
-            if sigs[order[k]] == sigs[order[k + 1]]:
+        prev = sigs[order[0]]
+        for k in order[1:]:            # two equal signatures: several relabellings sort them
+            sig = sigs[k]
+            if sig == prev:
                 break
+            prev = sig
         else:
             return (self._by_order[tuple(order)],)
         out = []

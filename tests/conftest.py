@@ -8,7 +8,8 @@ deterministic and the same on every worker, as xdist requires) are dealt to the 
 first, each to the least loaded block, and lead their block; the other tests keep their collection
 order. A unit is one test, or a whole module when the test uses a module-scoped fixture (splitting
 it would set the fixture up once more on the other worker), or the tests sharing one parameter set
-in a module listed in SHARED_BY_PARAMS (their work is done once per process and reused). Without
+in a module listed in SHARED_BY_PARAMS (their work is done once per process and reused), or every
+test using a fixture of SHARED_FIXTURES, whatever its module (the Spark session: one JVM, not two). Without
 xdist, nothing moves. Which tests run and what they assert is untouched. Below: the Spark session the
 Spark explorer and liveness tests share.
 """
@@ -80,6 +81,9 @@ WEIGHTS = {
 # modules whose tests with equal parameters share one computation per process (tests/test_tlc_crosscheck.py:
 # both tests of a bound read one comparison): such tests travel together
 SHARED_BY_PARAMS = ("tests/test_tlc_crosscheck.py",)
+# session fixtures whose set-up is the cost (the local Spark session: a JVM, its Python workers and their
+# imports): every test using one travels with the others, whichever module it is in, so one worker starts it
+SHARED_FIXTURES = ("spark_process_session",)
 
 
 def weight(nodeid: str) -> float:
@@ -98,6 +102,10 @@ def _module_scoped(item) -> bool:
 
 def _unit_key(item):
     path = item.nodeid.split("::", 1)[0]
+    used = getattr(item, "fixturenames", ())
+    for name in SHARED_FIXTURES:
+        if name in used:
+            return ("fixture", name)
     if path in SHARED_BY_PARAMS and "[" in item.nodeid:
         return (path, "params", item.nodeid.split("[", 1)[1])
     if _module_scoped(item):

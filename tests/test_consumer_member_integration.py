@@ -1,9 +1,9 @@
-"""KIP-848 clients + coordinator over a FIFO driver (impl/consumer/harness.py): three members join,
+"""KIP-848 clients + coordinator over a FIFO driver (tests/consumer_harness.py): three members join,
 one leaves; partitions move only after their previous owner revoked them, never two owners at once."""
 from kverify.impl.consumer import behaviours as B
 from kverify.impl.consumer.client import ClientConfig
 from kverify.impl.consumer.coordinator import ConsumerGroupCoordinator
-from kverify.impl.consumer.harness import ConsumerHarness
+from consumer_harness import ConsumerHarness
 from kverify.impl.consumer.messages import OffsetCommitRequest
 
 

@@ -1,7 +1,7 @@
 """Each historical coordinator behaviour changes the outcome of a concrete request sequence."""
 from kverify.behaviours import by_component
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
-from kverify.impl.coordinator.harness import Harness
+from coordinator_harness import Harness
 from kverify.impl.coordinator.messages import TopicPartition
 
 G = "groupId"

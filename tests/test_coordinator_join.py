@@ -3,7 +3,7 @@ selection, group max size and the initial rebalance delay."""
 import pytest
 
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator, IllegalStateError
-from kverify.impl.coordinator.harness import Harness
+from coordinator_harness import Harness
 from kverify.impl.coordinator.messages import JoinGroupRequest
 
 RANGE = (("range", b""),)

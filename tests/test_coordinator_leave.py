@@ -1,7 +1,7 @@
 """LeaveGroup batch semantics (digest §6): per-member errors, removal by instance id, pending
 members, fenced instances, status errors, and the effect on the rebalance."""
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
-from kverify.impl.coordinator.harness import Harness
+from coordinator_harness import Harness
 from kverify.impl.coordinator.messages import MemberIdentity
 
 G = "groupId"

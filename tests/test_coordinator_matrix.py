@@ -3,7 +3,7 @@ table (§1.1), legal and refused."""
 import pytest
 
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator, IllegalStateError
-from kverify.impl.coordinator.harness import Harness
+from coordinator_harness import Harness
 from kverify.impl.coordinator.messages import TopicPartition
 from kverify.impl.coordinator.states import ALL_STATES, VALID_PREVIOUS
 

@@ -3,7 +3,7 @@ retention/expiry (§7.5), OffsetDelete and DeleteGroups (§7.6)."""
 import pytest
 
 from kverify.impl.coordinator import CoordinatorConfig, DeferredOffsetsLog, GroupCoordinator
-from kverify.impl.coordinator.harness import Harness
+from coordinator_harness import Harness
 from kverify.impl.coordinator.messages import OffsetAndMetadata, OffsetCommitRequest, TopicPartition
 from kverify.impl.coordinator.subscription import decode_subscription_topics, encode_subscription
 

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
-from kverify.impl.coordinator.harness import Harness
+from coordinator_harness import Harness
 from kverify.impl.coordinator.messages import TopicPartition
 from kverify.impl.coordinator.states import ALL_STATES, COMPLETING_REBALANCE, STABLE
 

@@ -2,7 +2,7 @@
 group, member leaves, member crashes and expires, commits during a rebalance; plus leader
 selection, the join window, the pending-sync barrier (KAFKA-12890 fix) and session expiry rules."""
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
-from kverify.impl.coordinator.harness import Harness
+from coordinator_harness import Harness
 from kverify.impl.coordinator.messages import TopicPartition
 
 G = "groupId"

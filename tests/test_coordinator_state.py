@@ -2,7 +2,7 @@
 import random
 
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator, MemoryOffsetsLog
-from kverify.impl.coordinator.harness import Harness
+from coordinator_harness import Harness
 from kverify.impl.coordinator.messages import TopicPartition
 
 G = "groupId"

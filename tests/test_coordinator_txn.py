@@ -3,7 +3,7 @@ until the transaction marker, commit/abort, requireStable fetches, and reload fr
 import pytest
 
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator, MemoryOffsetsLog
-from kverify.impl.coordinator.harness import Harness
+from coordinator_harness import Harness
 from kverify.impl.coordinator.messages import TopicPartition
 from kverify.impl.coordinator.records import TxnMarkerRecord
 

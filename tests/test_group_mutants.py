@@ -11,11 +11,16 @@ import pytest
 
 from kverify.impl.assignors import java_order
 from kverify.impl.consumer import client as kip848_client
+from kverify.impl.consumer import coordinator as kip848_coordinator
+from kverify.impl.consumer.assignors import uniform_heterogeneous
 from kverify.impl.coordinator import coordinator as coordinator_module
 from kverify.impl.coordinator import loading, offset_handling
 from kverify.impl.member import config as classic_config
 from kverify.impl.member import member as classic_member
-from kverify.invariants.consumer_group import CGView, Leave, leave_commits_consumed
+from kverify.invariants.consumer_group import CGView, Leave, leave_commits_consumed, server_assignor_recorded
+from kverify.invariants.group import Fence, check_fenced_gives_up_generation
+from kverify.model import registry
+from kverify.model.explore import explore
 from kverify.suite import providers as P
 from kverify.suite.verdicts import FAIL, PASS
 
@@ -63,6 +68,24 @@ SURVIVORS = {
     "member-id-not-a-uuid": (coordinator_module, "GroupCoordinator", "_generate_member_id",
                              "{n & 0xFFFFFFFFF:012x}", "{n - 0xFFFFFFFFF:012x}",
                              "a generated member id whose last UUID group is negative: not Kafka's clientId-UUID"),
+    # impl/consumer/coordinator.py ConsumerGroupCoordinator._maybe_refresh_regexes, ReplaceUnaryOperator_Delete_Not
+    "regex-never-resolved": (kip848_coordinator, "ConsumerGroupCoordinator", "_maybe_refresh_regexes",
+                             "if not regexes:", "if regexes:",
+                             "the coordinator never schedules the resolution of a subscribed regex"),
+    # impl/consumer/client.py ConsumerMember._build_heartbeat, AddNot
+    "server-assignor-never-sent": (kip848_client, "ConsumerMember", "_build_heartbeat",
+                                   "if c.server_assignor is not None and", "if not c.server_assignor is not None and",
+                                   "the client never sends the server assignor it is configured with"),
+    # impl/consumer/assignors/uniform_heterogeneous.py _Balancer.exclude_most_loaded, ReplaceBinaryOperator_Sub_RShift
+    "balancer-excludes-wrong-member": (uniform_heterogeneous, "_Balancer", "exclude_most_loaded",
+                                       "= order[self.most_end - 1], order[i]", "= order[self.most_end >> 1], order[i]",
+                                       "excluding a most loaded member that holds none of the topic corrupts the "
+                                       "balancer's order (a member twice, another gone)"),
+    # impl/member/member.py Member._on_heartbeat_response, ReplaceComparisonOperator_Eq_LtE
+    "fenced-heartbeat-as-rebalance": (classic_member, "Member", "_on_heartbeat_response",
+                                      "if err == E.REBALANCE_IN_PROGRESS:", "if err <= E.REBALANCE_IN_PROGRESS:",
+                                      "ILLEGAL_GENERATION and FENCED_INSTANCE_ID (sorting before it) are handled as "
+                                      "REBALANCE_IN_PROGRESS: the member keeps its generation"),
 }
 
 
@@ -113,14 +136,14 @@ def test_leave_commits_consumed_on_views():
 
 
 @pytest.mark.parametrize("name", ["leave-skips-auto-commit", "leave-commits-nothing"])
-def test_leave_without_auto_commit_is_caught_by_leave_commits_consumed(tmp_path, monkeypatch, name):
-    check = P._explore_check("consumer-group-world")
-    ok = check(_ctx(tmp_path / "ok"))
-    assert ok.verdict == PASS, ok.summary
+def test_leave_without_auto_commit_is_caught_by_leave_commits_consumed(monkeypatch, name):
+    """At the quick profile's bound of consumer-group-world (7,353 states), stopping at the first violation."""
+    bound = {"failover": False, "grow": False}
+    ok = explore(registry.build("consumer-group-world", bound), graph=False)
+    assert ok.complete and not ok.violations
     plant(monkeypatch, name)
-    bad = check(_ctx(tmp_path / "bad"))
-    assert bad.verdict == FAIL, bad.summary
-    assert [v["invariant"] for v in bad.violations] == ["leave-commits-consumed"], bad.summary
+    bad = explore(registry.build("consumer-group-world", bound), graph=False, stop_on_first=True)
+    assert [f.invariant for f in bad.violations] == ["leave-commits-consumed"]
 
 
 # --- Java's hash order: only Java's own output pins it ------------------------------------------------------
@@ -226,3 +249,78 @@ def test_a_malformed_member_id_is_caught_by_member_ids_kafka_shaped(tmp_path, mo
     bad = check(_ctx(tmp_path / "bad"))
     assert bad.verdict == FAIL, bad.summary
     assert [v["invariant"] for v in bad.violations] == ["member-ids-kafka-shaped"], bad.summary
+
+
+# --- KIP-848 regex subscriptions: quick reaches them; settled means every subscribed pattern is resolved ------
+def test_a_regex_never_resolved_is_caught_by_recoverability_in_quick(tmp_path, monkeypatch):
+    """Quick explores regex subscriptions with one member (198 states). Planted: the coordinator never schedules
+    a regex resolution; the member subscribed to `t.*` is given nothing while the group looks Stable, and no
+    state where its pattern is resolved can be reached."""
+    assert "explore:consumer-group-world/regex" in [c.name for c in P.variants("quick")]
+    run = P._variant_check("explore:consumer-group-world/regex")
+    ok = run(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS, ok.summary
+    plant(monkeypatch, "regex-never-resolved")
+    bad = run(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["recoverable"], bad.summary
+    assert "cannot reach a quiescent good state" in bad.summary
+
+
+# --- KIP-848 ServerAssignor: sent when joining (and when changed), kept by the coordinator ------------------
+def test_server_assignor_recorded_on_views():
+    assert server_assignor_recorded(_cg()) is None
+    assert server_assignor_recorded(_cg()._replace(assignors=((0, "uniform", "uniform"),))) is None
+    assert server_assignor_recorded(_cg()._replace(assignors=((1, "uniform", None),))) == (
+        "m1's client asks for server assignor 'uniform', its member records None")
+
+
+def test_a_server_assignor_never_sent_is_caught_by_server_assignor_recorded(monkeypatch):
+    bound = {"members": 1, "perturbations": 0, "failover": False, "grow": False}
+    ok = explore(registry.build("consumer-group-world", bound), graph=False)
+    assert ok.complete and not ok.violations
+    plant(monkeypatch, "server-assignor-never-sent")
+    bad = explore(registry.build("consumer-group-world", bound), graph=False, stop_on_first=True)
+    assert [f.invariant for f in bad.violations] == ["server-assignor-recorded"]
+
+
+# --- the uniform heterogeneous builder: a pinned scenario reaches the most-loaded exclusion -----------------
+def test_a_corrupted_balancer_exclusion_is_caught_by_the_pinned_scenario(tmp_path, monkeypatch):
+    check = P._assignor_check("consumer:uniform")
+    ok = check(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS, ok.summary
+    plant(monkeypatch, "balancer-excludes-wrong-member")
+    bad = check(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["balanced"], bad.summary
+    assert "c2 holds 4 partitions and c0 holds 1, yet c0 could take t0-0" in bad.summary
+
+
+# --- the classic member: fenced out of its generation, it gives it up (static replacement in quick) ----------
+def _fence(kept, error="FENCED_INSTANCE_ID"):
+    return Fence(0, 1, "heartbeat", error, kept)
+
+
+def test_fenced_gives_up_generation_on_views():
+    from kverify.invariants.group import GroupView
+    v = GroupView(0, 0, 1, -1, 1, None, (), (), ())
+    assert check_fenced_gives_up_generation(v, v) is None
+    assert check_fenced_gives_up_generation(v, v._replace(fenced=(_fence(False),))) is None
+    assert check_fenced_gives_up_generation(v, v._replace(fenced=(_fence(True, "ILLEGAL_GENERATION"),))) == (
+        "m0 was answered ILLEGAL_GENERATION to its heartbeat of generation 1 and still acts under generation 1")
+
+
+def test_a_fenced_heartbeat_handled_as_a_rebalance_is_caught_in_quick(tmp_path, monkeypatch):
+    """A crashed static member's late JoinGroup takes the instance id back from its restarted successor, whose
+    heartbeat is then answered FENCED_INSTANCE_ID. Planted: that answer (and ILLEGAL_GENERATION) handled like
+    REBALANCE_IN_PROGRESS, so the fenced member keeps its generation. Responses reach their handler through the
+    member's dispatch table, so the mutant is planted there too."""
+    run = P._variant_check("explore:group-world/static-fenced")
+    ok = run(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS, ok.summary
+    plant(monkeypatch, "fenced-heartbeat-as-rebalance")
+    mutated = classic_member.Member._on_heartbeat_response
+    monkeypatch.setitem(classic_member._HANDLERS, ("heartbeat", classic_member.HeartbeatResponse), mutated)
+    bad = run(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["fenced-gives-up-generation"], bad.summary

@@ -216,3 +216,91 @@ def test_behaviour_breaks_hw_bounds_in_the_explorer(behaviour):
                   stop_on_first=True)
     assert [f.invariant for f in res.violations] == ["hw-bounds"]
     assert "covers" in res.violations[0].violation.message      # the new clause, not a numeric bound
+
+
+# --- isr-shrink-only-lagging and leaderless-write-drops-only-leader (step properties over views) --------------
+def _lag(now, isr=(1, 2), pending=None, followers=((2, 1, 1, 600),), epoch=3, leo=2):
+    return I.LagView(now, 1000, epoch, isr, pending, followers, leo)
+
+
+def test_lag_shrink_forbids_dropping_a_follower_caught_up_within_the_limit():
+    # follower 2 fetched at the leader's log end (offset 1) at 600 ms; at 1200 ms it is dropped: 600 ms < 1000 ms
+    msg = I.check_lag_shrink(_lag(1200), ("isr_check",), _lag(1200, pending=(1,)))
+    assert msg == ("follower 2 left the ISR [1, 2] -> [1] at 1200 ms although it fetched up to the leader's log "
+                   "end (1) at 600 ms, within replica.lag.time.max.ms 1000")
+    # the same through a direct (committed) ISR write instead of a proposal
+    assert "follower 2 left" in I.check_lag_shrink(_lag(1200), None, _lag(1200, isr=(1,)))
+    # a follower whose last fetch asked for the leader's current log end is caught up, however long ago
+    at_end = _lag(1500, followers=((2, 2, 2, 0),))
+    assert "equals the leader's" in I.check_lag_shrink(at_end, None, _lag(1500, pending=(1,)))
+
+
+def test_lagging_dropped():
+    late = _lag(1601, followers=((2, 1, 2, 600),))       # below the log end 2, last fetch 1001 ms ago
+    assert I.out_of_sync(late) == [2]
+    assert I.check_lagging_dropped(late, (1,)) is None
+    assert I.check_lagging_dropped(late, None) == (
+        "followers [2] are behind the leader's log end 2 and last fetched more than replica.lag.time.max.ms 1000 "
+        "ago (now 1601 ms), yet the ISR task would do nothing")
+    assert "propose [1, 2]" in I.check_lagging_dropped(late, (1, 2))
+    for fine in (_lag(1600, followers=((2, 1, 2, 600),)),    # exactly at the limit: still caught up
+                 _lag(1601, followers=((2, 2, 2, 600),)),    # at the log end
+                 _lag(1601, followers=((2, -1, -1, -1),))):  # no fetch in this leadership: not certain
+        assert I.out_of_sync(fine) == [] and I.check_lagging_dropped(fine, None) is None
+
+
+@pytest.mark.parametrize("prev, nxt", [
+    (_lag(1601), _lag(1601, pending=(1,))),                                    # caught up 1001 ms ago: lagging
+    (_lag(700, followers=((2, 0, 1, 600),)), _lag(700, pending=(1,))),         # its last fetch stayed below the end
+    (_lag(700, followers=((2, -1, -1, -1),)), _lag(700, pending=(1,))),        # no fetch in this leadership
+    (_lag(700), _lag(700, pending=(1, 2, 3))),                                 # an expansion drops no one
+    (_lag(700, pending=(1,)), _lag(700, pending=(1,))),                        # an earlier proposal, not this step's
+    (_lag(700), _lag(700, isr=(1,), epoch=4)),                                 # a new leadership (LeaderAndIsr)
+])
+def test_lag_shrink_allows(prev, nxt):
+    assert I.check_lag_shrink(prev, None, nxt) is None
+
+
+def test_leaderless_write_removes_only_the_failed_leader():
+    S = I.StoredState
+    ok = [(S(1, (1, 2), 4), S(-1, (2,), 5)),           # ZK OfflineReplica of the leader: it leaves the ISR
+          (S(1, (1,), 4), S(-1, (1,), 5)),             # ... unless it is the last member
+          (S(1, (1, 2, 3), 4), S(-1, (3,), 6)),        # two writes in one step (a batch): not judged
+          (S(1, (1, 2), 4), S(2, (2,), 5)),            # an election names a leader
+          (S(-1, (2,), 4), S(-1, (2,), 5))]            # already leaderless
+    for prev, nxt in ok:
+        assert I.check_leaderless_write(prev, None, nxt) is None, (prev, nxt)
+    assert I.check_leaderless_write(S(1, (1, 2), 4), None, S(-1, (1,), 5)) == (
+        "the write leaving the partition leaderless (leader 1 failed) changed the ISR [1, 2] -> [1]: it may only "
+        "remove 1")
+    assert "kept the failed leader 1" in I.check_leaderless_write(S(1, (1, 2), 4), None, S(-1, (1, 2), 5))
+    assert "may only remove 1" in I.check_leaderless_write(S(1, (1, 2), 4), None, S(-1, (2, 3), 5))
+
+
+@pytest.mark.parametrize("isr, min_isr, error, bad", [
+    (1, 2, "NOT_ENOUGH_REPLICAS", False),      # below the minimum: refused
+    (2, 2, None, False),                       # at the minimum: appended, waits for the HW
+    (2, 2, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", False),
+    (1, 1, "NOT_ENOUGH_REPLICAS", True),       # refused although the ISR meets the minimum
+    (1, 2, None, True),                        # appended below the minimum
+    (1, 2, "NONE", True),
+])
+def test_min_isr_refusal(isr, min_isr, error, bad):
+    msg = I.check_min_isr_refusal(I.AppendView(isr, min_isr), None, error)
+    assert (msg is not None) == bad, msg
+
+
+@pytest.mark.parametrize("maximal, min_isr, error, bad", [
+    (2, 2, "NONE", False), (1, 2, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", False),
+    (1, 2, "NOT_LEADER_OR_FOLLOWER", False),     # resigned: not this property's business
+    (1, 2, "NONE", True), (2, 2, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", True),
+])
+def test_min_isr_completion(maximal, min_isr, error, bad):
+    msg = I.check_min_isr_completion(I.AppendView(maximal, min_isr), None, error)
+    assert (msg is not None) == bad, msg
+
+
+def test_leader_epoch_cached():
+    assert I.check_leader_epoch_cached([("t-0", 1, 3, 3), ("t-1", 2, 0, 0)]) is None
+    assert I.check_leader_epoch_cached([("t-0", 1, 3, 3), ("t-1", 2, 4, 2)]) == \
+        "t-1: leader 2 in leader epoch 4 has epoch 2 last in its leader-epoch cache"

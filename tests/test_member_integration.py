@@ -1,4 +1,4 @@
-"""Members wired to the real reference coordinator through the FIFO harness (impl/member/harness.py).
+"""Members wired to the real reference coordinator through the FIFO harness (tests/member_harness.py).
 
 The four rebalancing scenarios of issue #2 (join a Stable group, leave, crash and expire, commits
 during a rebalance) plus a static member restarting, each in EAGER and/or COOPERATIVE mode. An
@@ -9,7 +9,7 @@ import pytest
 from kverify.impl.coordinator import CoordinatorConfig, GroupCoordinator
 from kverify.impl.coordinator.messages import JoinGroupRequest, OffsetCommitRequest, TopicPartition as TP
 from kverify.impl.member import MemberConfig
-from kverify.impl.member.harness import Harness
+from member_harness import Harness
 
 PARTS = frozenset(TP(t, p) for t, n in (("a", 3), ("b", 2)) for p in range(n))
 EAGER = ("range",)

@@ -11,12 +11,22 @@ runs on it, at the quick profile's bounds:
 - `liveness:replication-world/late-lossy` (kverify/suite/providers.py): the bound at which an AlterPartition
   carrying a follower's broker epoch from before its lossy restart reaches the controller (KIP-903).
 - `replicas-distinct` (invariants/replication.py, bound by replication-world, which now places its replicas with
-  impl/replication/placement.py): a replica placement that lists a broker twice."""
+  impl/replication/placement.py): a replica placement that lists a broker twice.
+- `isr-shrink-only-lagging` (a step property, on `explore:replication-world/lag`: time passing in jumps below
+  replica.lag.time.max.ms): a leader's ISR task that drops a follower which reached its log end lately; and
+  `isr-shrink-drops-lagging` (a state property there): a task that keeps a follower out of sync for longer.
+- `leaderless-write-drops-only-leader` (a step property, on `explore:replication-world/double-crash`): a controller
+  write leaving a partition without a leader that keeps the failed leader in the ISR and drops the others.
+- `min-isr-refusal` (a step property of acks=all produce steps, reading the shared view's min_isr): kills the
+  mapping impl/replication/invariant_view.py giving every partition min ISR 1 (`or 1` -> `and 1`), and a leader
+  refusing writes at the minimum; `min-isr-completion`: a waiting write answered NOT_ENOUGH_REPLICAS_AFTER_APPEND
+  although the maximal ISR meets the minimum. (Before these two, such mutants only left the `acked-all` sometimes
+  unreached: INCONCLUSIVE, which does not fail the quick gate.)"""
 import inspect
 
 import pytest
 
-from kverify.impl.replication import controller_ops, placement
+from kverify.impl.replication import controller_ops, invariant_view, placement, replica
 from kverify.invariants.liveness import RejoinView, rejoin_pending
 from kverify.invariants.replication import check_distinct_replicas
 from kverify.model.worlds import replication_world as RW
@@ -27,6 +37,8 @@ from kverify.suite.verdicts import FAIL, PASS
 import planted_mutants
 
 FAILOVER = "liveness:replication-world/failover"
+LAG = "explore:replication-world/lag"
+DOUBLE_CRASH = "explore:replication-world/double-crash"
 LATE_LOSSY = "liveness:replication-world/late-lossy"
 _OPS = (controller_ops, "ControllerOps")
 _BROKER_EPOCH = "if not self.settings.no_broker_epoch_check and epoch != -1 and epoch != ctrl.live[r]:"
@@ -57,6 +69,14 @@ SURVIVORS = {
     "broker-epoch-only-newer": _OPS + ("_on_alter_partition", _BROKER_EPOCH,
                                        _BROKER_EPOCH.replace("epoch != ctrl.live[r]", "epoch > ctrl.live[r]"),
                                        "the controller accepts a broker epoch older than the registered one"),
+    # replica.py lagging_isr_members, ReplaceBinaryOperator_Sub_BitXor (quick sample seed 1729): `now ^ caught_up`
+    # for `now - caught_up`; with jumps of lag + 1 ms both are above the limit together, with 600 ms jumps not
+    "isr-lag-xor": (replica, "Replica", "lagging_isr_members", "now - f[_LCU] > lag", "now ^ f[_LCU] > lag",
+                    "a follower that reached the leader's log end 500 ms ago counts as lagging at 1000 ms"),
+    # controller_ops.py _offline_election, ReplaceComparisonOperator_NotEq_Eq (quick sample seed 1729)
+    "leaderless-keeps-leader": _OPS + ("_offline_election", "if r != cur.leader) or cur.isr",
+                                       "if r == cur.leader) or cur.isr",
+                                       "a partition left without a leader keeps only the failed leader in its ISR"),
 }
 
 # mutant -> (check that kills it, the property or invariant it breaks)
@@ -67,6 +87,8 @@ KILLED_BY = {
     "broker-epoch-refuses-all": (FAILOVER, "replica-rejoins-isr"),
     "broker-epoch-unchecked": (LATE_LOSSY, "i-lcc"),
     "broker-epoch-only-newer": (LATE_LOSSY, "i-lcc"),
+    "isr-lag-xor": (LAG, "isr-shrink-only-lagging"),
+    "leaderless-keeps-leader": (DOUBLE_CRASH, "leaderless-write-drops-only-leader"),
 }
 
 
@@ -76,7 +98,8 @@ def plant(monkeypatch, name):
 
 
 def _run(check, tmp_path):
-    return P._liveness_check(check)(Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False))
+    run = P._liveness_check(check) if check in P.LIVENESS_CHECKS else P._variant_check(check)
+    return run(Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False))
 
 
 def test_rejoin_pending_on_views():
@@ -96,6 +119,12 @@ def test_checks_pass_on_the_correct_controller(check, tmp_path):
     ok = _run(check, tmp_path)
     assert ok.verdict == PASS, ok.summary
     assert "replica-rejoins-isr" in ok.summary
+
+
+@pytest.mark.parametrize("check", [LAG, DOUBLE_CRASH])
+def test_variant_checks_pass_on_the_correct_cluster(check, tmp_path):
+    ok = _run(check, tmp_path)
+    assert ok.verdict == PASS, ok.summary
 
 
 @pytest.mark.parametrize("name", sorted(SURVIVORS))
@@ -165,3 +194,73 @@ def test_placement_refusing_a_valid_replication_factor_fails_the_gate(tmp_path, 
     res = run_isolated(Check(check, "explore", P._variant_check(check)),
                        Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False))
     assert res.verdict == FAIL and "InvalidReplicationFactor" in res.summary, res.summary
+
+
+def test_view_min_isr_of_one_is_caught(tmp_path, monkeypatch):
+    """invariant_view.py repl_view, ReplaceOrWithAnd (quick sample seed 1729): `rf = len(...) and 1` makes every
+    partition's effective min ISR 1 in the invariants' view; at the quick bounds of the failover check (a follower
+    outside the ISR, min ISR 2) the leader's correct NOT_ENOUGH_REPLICAS then looks like a spurious refusal."""
+    table = {"view-rf-and": (invariant_view, "repl_view", "rf = len(c.store.assignments.get(tp, ())) or 1",
+                             "rf = len(c.store.assignments.get(tp, ())) and 1", "min ISR 1 for every partition")}
+    planted_mutants.plant_function(monkeypatch, "view-rf-and", table)
+    monkeypatch.setattr(RW, "repl_view", invariant_view.repl_view)     # the world imported the function by name
+    bad = _run(FAILOVER, tmp_path)
+    assert bad.verdict == FAIL, bad.summary
+    assert "min-isr-refusal" in [v["invariant"] for v in bad.violations], bad.summary
+
+
+# cosmic-ray-style mutants of the min.insync.replicas rules (not in the sampled survivors): name -> (the planted
+# mutant as in SURVIVORS, the property that catches it on the quick failover check)
+_REP = (replica, "Replica")
+MIN_ISR_MUTANTS = {
+    "refuses-at-min-isr": (_REP + ("under_min_isr", "len(self.isr) < settings", "len(self.isr) <= settings",
+                                   "an acks=all write is refused with exactly min.insync.replicas in the ISR"),
+                           "min-isr-refusal"),
+    "after-append-at-min-isr": (_REP + ("complete_waiting", "len(self.maximal_isr(settings)) >= settings",
+                                        "len(self.maximal_isr(settings)) > settings",
+                                        "a waiting write fails NOT_ENOUGH_REPLICAS_AFTER_APPEND at the minimum"),
+                                "min-isr-completion"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIN_ISR_MUTANTS))
+def test_min_isr_mutants_are_caught(name, tmp_path, monkeypatch):
+    entry, prop = MIN_ISR_MUTANTS[name]
+    monkeypatch.setitem(planted_mutants.MUTANTS, name, entry)
+    planted_mutants.plant(monkeypatch, name)
+    bad = _run(FAILOVER, tmp_path)
+    assert bad.verdict == FAIL, bad.summary
+    assert prop in [v["invariant"] for v in bad.violations], bad.summary
+
+
+# mutants of Replica.lagging_isr_members that keep lagging followers in the ISR (found by an in-process scan of
+# its cosmic-ray mutants, 05:10): the ISR task never acts on them
+LAG_KEEPS = {
+    "lag-compares-equal-leo": ("if f is None or (f[_LEO] != leo and", "if f is None or (f[_LEO] == leo and"),
+    "lag-loop-never-runs": ("for r in self.isr:", "for r in []:"),
+    "lag-limit-identity": ("now - f[_LCU] > lag", "now - f[_LCU] is lag"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAG_KEEPS))
+def test_lagging_follower_kept_is_caught(name, tmp_path, monkeypatch):
+    old, new = LAG_KEEPS[name]
+    monkeypatch.setitem(planted_mutants.MUTANTS, name, (replica, "Replica", "lagging_isr_members", old, new, name))
+    planted_mutants.plant(monkeypatch, name)
+    bad = _run(LAG, tmp_path)
+    assert bad.verdict == FAIL, bad.summary
+    assert "isr-shrink-drops-lagging" in [v["invariant"] for v in bad.violations], bad.summary
+
+
+def test_leader_taking_a_new_epoch_without_caching_it_is_caught(tmp_path, monkeypatch):
+    """replica.py become_leader, ReplaceComparisonOperator_NotEq_Eq (found by the in-process scan, 05:13): a replica
+    that leads already and is told a higher leader epoch (the controller dropped a failed follower from its ISR)
+    keeps its old epoch cache and follower states; leader-epoch-cached catches it on the double-crash bound."""
+    name = "leader-new-epoch-not-cached"
+    old = "new_epoch = msg.leader_epoch != self.leader_epoch or"
+    monkeypatch.setitem(planted_mutants.MUTANTS, name, (replica, "Replica", "become_leader", old,
+                                                        old.replace("!=", "=="), name))
+    planted_mutants.plant(monkeypatch, name)
+    bad = _run(DOUBLE_CRASH, tmp_path)
+    assert bad.verdict == FAIL, bad.summary
+    assert "leader-epoch-cached" in [v["invariant"] for v in bad.violations], bad.summary

@@ -222,3 +222,71 @@ def test_one_expression_helpers_called_with_names_are_inlined_others_are_called(
         for s in range(6):
             assert fast(m, s) == table.enabled_plain(m, s)
     assert fast(1, 3) == [("h", 1), ("e", 1), ("e", 2), ("e", 3)]
+
+
+# --- domains that yield whole actions (a composed model passing its inner model's tuples on) ------
+def _inner_actions(s):
+    """An inner table's enumeration, grouped by name: the actions themselves, `(name, k)`."""
+    return {"x": [("x", k) for k in range(s) if k % 2 == 0], "y": [("y", k) for k in range(s) if k % 2 == 1]}
+
+
+def _actions_domain(name, wrong=None):
+    def domain(m, s):
+        got = _inner_actions(s).get(name, ())
+        return [wrong(a) for a in got] if wrong else got
+    return domain
+
+
+def test_a_domain_of_whole_actions_is_passed_on_as_it_is_and_checked_by_the_plain_enumeration():
+    table = ActionTable([Action(n, _inner_guard, lambda m, s, k: s, domain=_actions_domain(n), domain_enabled=True,
+                                domain_actions=True) for n in ("x", "y")] + [Action("z", _plain_guard, lambda m, s: s)])
+    fast = compile_enabled(table.actions)
+    for s in range(6):
+        _GUARD_CALLS.clear()
+        got = fast(None, s)
+        assert _GUARD_CALLS == []                  # not guarded again, not rebuilt
+        assert got == table.enabled_plain(None, s) == table.enabled(None, s)
+    assert fast(None, 4) == [("x", 0), ("x", 2), ("y", 1), ("y", 3), ("z",)]
+    assert [list(a.enabled(None, 4)) for a in table.actions[:2]] == [[(0,), (2,)], [(1,), (3,)]]
+    # a broken composition: the domain hands on actions of another name, or arguments the guard refuses
+    for wrong in (lambda a: ("w",) + a[1:], lambda a: (a[0], a[1] + 10)):
+        bad = ActionTable([Action("x", _inner_guard, lambda m, s, k: s, domain=_actions_domain("x", wrong),
+                                  domain_enabled=True, domain_actions=True), Action("z", _plain_guard, lambda m, s: s)])
+        assert compile_enabled(bad.actions)(None, 4) != bad.enabled_plain(None, 4)
+
+
+# --- the guard's source is read from its lines (no tokenizer): odd layouts inline or fall back ----
+def _commented(m, s):
+    k = s + 1
+# a comment at column 0 inside the body
+    return k > 2
+
+
+def _string_at_column_zero(m, s):
+    k = """
+x"""
+    return s > len(k)
+
+
+def test_guards_with_odd_layouts_are_inlined_or_called_and_give_the_plain_enumeration():
+    table = ActionTable([Action("c", _commented, lambda m, s: s), Action("t", _string_at_column_zero, lambda m, s: s)])
+    fast = compile_enabled(table.actions)
+    names = fast.__code__.co_varnames
+    assert "_kv_guard0" not in names               # the comment does not end the body: inlined
+    assert "_kv_guard1" in names                   # cut inside its string: it does not parse, so it is called
+    for s in range(5):
+        assert fast(None, s) == table.enabled_plain(None, s)
+    assert fast(None, 3) == [("c",), ("t",)]
+
+
+def test_the_unhoisted_function_is_compiled_only_when_a_state_needs_it():
+    from kverify.model.enumerator import _Later
+
+    table = ActionTable([Action("grow", _has_room, lambda proto, s, k: s, domain=_odd_args),
+                         Action("again", _room_again, lambda proto, s, k: s, domain=_odd_args)])
+    fast = compile_enabled(table.actions)
+    later = next(d for d in fast.__defaults__ if isinstance(d, _Later))
+    assert fast(None, _Box(_Inner(3))) == table.enabled_plain(None, _Box(_Inner(3)))
+    assert later.fn is None                        # the hoisted reads held: nothing more compiled
+    assert fast(None, _Box(None)) == table.enabled_plain(None, _Box(None)) == []
+    assert later.fn is not None                    # `s.inner.size` raised when hoisted: compiled now

@@ -13,18 +13,36 @@ from kverify.model import registry
 from kverify.model.explore import explore
 from kverify.model.protocol import action_to_json
 from conftest import SPARK_MASTER, spark_test_conf
-from test_parallel_explore import CASES, UNRECOVERABLE, answers, case_id
+from test_parallel_explore import answers, case_id
 
 pytestmark = pytest.mark.slow                # two Spark jobs a level: about a second each on a loaded machine
 
 MASTER = SPARK_MASTER                       # local[2]
-# one case a model: the behaviour case where the model has one among CASES (tests/test_parallel_explore.py
-# runs them all on worker processes), plus a bound where `recoverable` fails
-SPARK_CASES = [c for c in CASES if c[2]] + [c for c in CASES if not any(d[0] == c[0] and d[2] for d in CASES)]
-SMALLER = {("offsets", ()): {"replicas": 2, "records": 1, "epochs": 1, "min_isr": 1},          # 11 levels, not 15
-           ("consumer-group", ("kafka-20442-empty-group-assignment-epoch",)):
-               {"members": 1, "topics": 1, "losses": 0, "commits": 0}}                       # 9 levels, not 13
-SPARK_CASES = [(n, SMALLER.get((n, tuple(b)), p), b) for n, p, b in SPARK_CASES] + UNRECOVERABLE[:1]
+# One case a model, with a behaviour where the model's case catches one, plus a bound where `recoverable`
+# fails. A Spark search costs about one job per level per exchange (two a level), one per step of each
+# trace rebuilt and one per backward round of `recoverable`, whatever the states: so each bound is a small
+# one with few levels (in-process depth in the comment) that still catches its behaviour (the in-process
+# shortest traces compared), still analyses its state graph, or still has unrecoverable states.
+# (tests/test_parallel_explore.py runs the worker-process engine on the larger CASES.)
+SPARK_CASES = [
+    ("group", {"members": 2, "partitions": 1, "events": 2, "commits": 1}, ["no-generation-bump"]),          # depth 4
+    ("group-world", {"events": 1}, ["no-generation-bump"]),                                                # depth 5
+    ("replication", {"replicas": 2, "records": 1, "epochs": 1, "alters": 0, "lossy": 0, "unclean": 0},
+     ["hw-ignores-min-isr"]),                                                                              # depth 10
+    ("offsets", {"replicas": 2, "records": 1, "epochs": 1, "min_isr": 1, "unclean": 0, "joins": 0},
+     ["truncate-to-hw"]),                                                                                  # depth 9
+    ("assignor-rounds", {"members": 1, "max_members": 2, "max_events": 2, "max_rounds": 2},
+     ["kafka-12984-double-claim"]),                                                                        # depth 4
+    ("consumer-group", {"members": 1, "topics": 1, "losses": 0, "commits": 0},
+     ["kafka-20442-empty-group-assignment-epoch"]),                                                        # depth 9
+    ("consumer-group-world", {"members": 1, "perturbations": 1, "grow": False, "failover": False, "auto_commit": False},
+     ["kafka-20442-empty-group-assignment-epoch"]),                                                        # depth 10
+    ("replication-world", {"records": 0, "failovers": 0}, []),                                             # depth 8
+    ("offsets-world", {"brokers": 2, "min_isr": 1}, []),                                                   # depth 13
+]
+UNRECOVERABLE = ("group", {"members": 2, "partitions": 1, "events": 1, "faults": 1, "commits": 1},
+                 ["kafka-12890-no-sync-barrier"])                                                          # depth 11
+SPARK_CASES.append(UNRECOVERABLE)
 
 
 @pytest.fixture
@@ -56,7 +74,9 @@ def test_spark_engine_gives_the_in_process_answers(spark, case):
     if beh:
         assert got.violations
     else:
-        assert got.graph.analysed, "recoverability is checked, not skipped"
+        assert got.graph.analysed and got.graph.edges > 0, "recoverability is checked, not skipped"
+    if case == UNRECOVERABLE:
+        assert got.graph.unrecoverable > 0 and "recoverable" in [f.invariant for f in got.violations]
 
 
 def test_stable_fingerprints_and_a_state_budget_cut_on_spark(spark):

@@ -1,6 +1,6 @@
 """tests/conftest.py's layout of the collection for `--dist worksteal`: the same tests, the heavy units
 dealt over the workers' blocks and leading them, the tests of one shared unit kept together."""
-from conftest import block_sizes, layout
+from conftest import _unit_key, block_sizes, layout
 
 
 class Item:
@@ -48,3 +48,23 @@ def test_layout_leaves_a_collection_without_heavy_tests_alone():
     items = [Item(f"m/light.py::t{i}") for i in range(6)]
     assert layout(items, 2, weigh=_weigh, unit_key=_unit) == items
     assert layout(ITEMS, 1, weigh=_weigh, unit_key=_unit) == ITEMS
+
+
+class Used(Item):
+    """An item as pytest makes it, as far as `_unit_key` looks: its fixtures, no module-scoped one."""
+    def __init__(self, nodeid, fixtures=()):
+        super().__init__(nodeid)
+        self.fixturenames = list(fixtures)
+        self._fixtureinfo = None
+
+
+def test_tests_using_the_spark_session_are_one_unit_across_modules():
+    a = Used("tests/test_spark_explore.py::t[x]", ["spark", "spark_process_session"])
+    b = Used("tests/test_liveness_spark.py::u", ["spark_process_session", "tmp_path"])
+    c = Used("tests/test_spark_explore.py::covers", [])
+    assert _unit_key(a) == _unit_key(b) != _unit_key(c)
+    items = [Used(f"tests/test_light.py::t{i}") for i in range(6)] + [a, c, Used("tests/test_big.py::big")] + [b]
+    heavy = {a.nodeid: 10, b.nodeid: 10, "tests/test_big.py::big": 25}
+    ids = [i.nodeid for i in layout(items, 2, weigh=lambda n: heavy.get(n, 0))]
+    first = block_sizes(len(ids), 2)[0]
+    assert ids[0] == "tests/test_big.py::big" and ids[first:first + 2] == [a.nodeid, b.nodeid]   # together, one block

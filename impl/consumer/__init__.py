@@ -1,7 +1,7 @@
 """KIP-848 consumer group protocol (coordinator side, client membership, server-side assignors).
 
 Coordinator: `ConsumerGroupCoordinator` (coordinator.py); client: `ConsumerMember` (client.py);
-messages: messages.py; FIFO test driver: harness.py; historical behaviours: behaviours.py;
+messages: messages.py; historical behaviours: behaviours.py (FIFO test driver: tests/consumer_harness.py);
 server-side assignors: the `assignors` subpackage. Names are imported lazily so that the
 subpackages can be imported on their own without cycles.
 """
@@ -9,7 +9,7 @@ from importlib import import_module
 
 _EXPORTS = {
     "ConsumerGroupCoordinator": "coordinator", "ConsumerCoordinatorConfig": "config",
-    "ConsumerMember": "client", "ClientConfig": "client", "ConsumerHarness": "harness",
+    "ConsumerMember": "client", "ClientConfig": "client",
     "TopicsImage": "topics", "ConsumerGroupView": "views", "ConsumerGroupMember": "group_member",
 }
 

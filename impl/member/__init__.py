@@ -1,8 +1,8 @@
 """The consumer member: the client side of Kafka's classic group protocol, as a steppable value.
 
 `Member` (member.py) is the state machine, `MemberConfig` (config.py) its static settings,
-codec.py the bytes inside JoinGroup/SyncGroup, leader.py what the elected leader computes, and
-harness.py a tiny deterministic FIFO driver for tests (the world model replaces it).
+codec.py the bytes inside JoinGroup/SyncGroup, leader.py what the elected leader computes (the
+FIFO test driver is tests/member_harness.py; the world model replaces it).
 """
 from kverify.impl.member.config import COOPERATIVE, EAGER, ConfigError, MemberConfig
 from kverify.impl.member.member import (DISCONNECT, NO_GENERATION, Generation, InFlight, Member,

@@ -15,10 +15,11 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, example, given, settings
 from hypothesis import seed as hseed
 
 from kverify.certify import properties as P
+from kverify.certify.pinned import pinned
 from kverify.certify.scenarios import play, scenarios
 from kverify.certify.failures import TargetFailure
 
@@ -183,10 +184,12 @@ def check_property(target, name: str, seed: int, examples: int, max_members: int
 
         play(scenario, solve, target.cooperative, on_round)
 
+    played = given(scenarios(family=family, max_members=max_members))(run)
+    for scenario in pinned(family):      # kverify/certify/pinned.py: played first, whatever the budget
+        played = example(scenario)(played)
     test = settings(max_examples=examples, database=None, deadline=None, verbosity=Verbosity.quiet,
                     suppress_health_check=list(HealthCheck), derandomize=False, report_multiple_bugs=False,
-                    phases=[Phase.generate, Phase.shrink])(
-        hseed(seed)(given(scenarios(family=family, max_members=max_members))(run)))
+                    phases=[Phase.explicit, Phase.generate, Phase.shrink])(hseed(seed)(played))
     try:
         test()
     except _StopShrinking:

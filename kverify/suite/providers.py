@@ -333,6 +333,21 @@ EXPLORE_VARIANTS = {
     "explore:replication-world/lost-and-late": (
         "replication-world", {p: {"drops": 1, "ticks": 1, "failovers": 0} for p in ("ci", "deep")},
         {"ci": 25_000, "deep": None}),
+    # time passing in jumps of half replica.lag.time.max.ms (500 of 1000 ms, so a follower can be exactly at the limit),
+    # two records: a follower that fetched up to the leader's log end lately stays in the ISR, one that did not is
+    # shrunk out (Replica.lagging_isr_members; isr-shrink-only-lagging, isr-shrink-drops-lagging) (514 states); ci: a
+    # fourth jump and a crash, so a leader with a higher id than its follower lags one out (10,758 states)
+    "explore:replication-world/lag": (
+        "replication-world", {"quick": {"ticks": 3, "tick_ms": 500, "records": 2, "crashes": 0, "failovers": 0},
+                              **{p: {"ticks": 4, "tick_ms": 500, "records": 1, "crashes": 1, "failovers": 0}
+                                 for p in ("ci", "deep")}}, {"quick": 1_000, "ci": 25_000, "deep": None}),
+    # both replicas crash before the controller processes either: one batch of failures, the leader's with no live
+    # in-sync replica left (ControllerOps._offline_election's leaderless write; leaderless-write-drops-only-leader)
+    # (no record; quick: 2 crashes, 1,200 states; ci: a third crash, so broker 2 can lead when both fail, 11,184)
+    "explore:replication-world/double-crash": (
+        "replication-world", {"quick": {"crashes": 2, "failovers": 0, "records": 0},
+                              **{p: {"crashes": 3, "failovers": 0, "records": 0} for p in ("ci", "deep")}},
+        {"quick": 2_500, "ci": 25_000, "deep": None}),
     # the offsets partition's leader resigns while it runs (a preferred election): its coordinator unloads the
     # group (PartitionLoading.on_resignation) and the new leader loads it (7,057 states)
     "explore:offsets-world/preferred": (
@@ -365,14 +380,21 @@ EXPLORE_VARIANTS = {
         "group-world", {p: {"members": 1, "events": 2, "faults": 1, "losses": 1, "ticks": 0, "request_timeouts": True,
                             "settle_ticks": 12, "request_ms": 10_000} for p in ("quick", "ci", "deep")},
         {"quick": 12_000, "ci": 12_000, "deep": None}),
+    # static membership: a crashed process's late JoinGroup takes its group.instance.id back from its restarted
+    # successor (a static replacement), whose next heartbeat is answered FENCED_INSTANCE_ID: the successor must stop
+    # (Member._on_heartbeat_response; fenced-gives-up-generation) (2,150 states)
+    "explore:group-world/static-fenced": (
+        "group-world", {p: {"members": 1, "static": True, "ticks": 2} for p in ("quick", "ci", "deep")},
+        {"quick": 5_000, "ci": 5_000, "deep": None}),
     "explore:group-world/commit-on-revoke": (
         "group-world", {p: {"commit_on_revoke": True, "commits": 0} for p in ("ci", "deep")},
         {"ci": 25_000, "deep": None}),
     # KIP-848 regular-expression subscriptions (impl/consumer/regex.py, the coordinator's asynchronous resolution,
-    # ConsumerMember.subscribe_regex) (19,358 states)
+    # ConsumerMember.subscribe_regex) (19,358 states; quick: one member, 198 states)
     "explore:consumer-group-world/regex": (
-        "consumer-group-world", {p: {"regex": True, "failover": False, "grow": False} for p in ("ci", "deep")},
-        {"ci": 40_000, "deep": None}),
+        "consumer-group-world", {"quick": {"regex": True, "failover": False, "grow": False, "members": 1},
+                                 **{p: {"regex": True, "failover": False, "grow": False} for p in ("ci", "deep")}},
+        {"quick": 2_000, "ci": 40_000, "deep": None}),
     # lost heartbeat answers: the client's request fails (ConsumerMember.on_failure) and it heartbeats again
     # (29,090 states)
     "explore:consumer-group-world/losses": (

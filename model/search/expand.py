@@ -47,7 +47,9 @@ class Expander:
 
         def expand(s, idx: int) -> int:
             try:
-                acts = list(actions_of(s))
+                acts = actions_of(s)
+                if acts.__class__ is not list:     # (a generator, a tuple: indexed and counted below)
+                    acts = list(acts)
             except Exception as exc:
                 note(idx, None, crash(exc))
                 return 0

@@ -42,7 +42,8 @@ ms in Kafka, is "far" in the key).
 Clients (ClientConfig): heartbeat interval and session timeout from the coordinator
 (HEARTBEAT_MS, SESSION_MS), rebalance timeout / max.poll.interval huge (poll stalls are not
 modelled: the application polls at every tick), auto-commit before reconciling and leaving when
-`auto_commit` (positions come from OffsetFetch), no periodic auto-commit.
+`auto_commit` (positions come from OffsetFetch), no periodic auto-commit; each asks for the world's
+`assignor` as its server assignor (group.remote.assignor), which its member must record.
 
 `synchronous=True` narrows the world to the abstract model's assumptions (refinement, see
 model/worlds/consumer_group_refine.py): a client leaves only with no heartbeat in flight and changes
@@ -57,7 +58,8 @@ only within the 10 s batch interval (older is "old"). Java's subscribe(Subscript
 topic names, so dropping a pattern always changes the names and bumps the epoch: KAFKA-19899 shows
 only with a mixed subscription (names + pattern, librdkafka's way), which the world builds on
 ConsumerMember (see subscribe_regex). A member's subscribed topics (the invariants' `subscribed`) are
-its names plus its pattern's current resolution.
+its names plus its pattern's current resolution; a settled state (`is_quiescent_good`, recoverability)
+also needs every subscribed pattern resolved against the topics that exist.
 `assignor="round-robin"` plugs the abstract model's assignor into the coordinator (the real ones,
 `uniform`/`range`, are certified separately by `kverify assignor check`).
 
@@ -486,8 +488,9 @@ class ConsumerGroupWorld(Protocol):
         self._topic_index = {}
         self.client_configs = ()
         self._names = names
-        self._invs = consumer_group_invariants(self.view, self.step_views) + client_invariants(self.step_views)
-        self._some = consumer_group_sometimes(self.view) + (
+        self._invs = consumer_group_invariants(self.view, self.step_views) + client_invariants(self.step_views, self.view)
+        # UNRELEASED_PARTITIONS waits for another member to release a partition: a one-member group never has it
+        self._some = tuple(x for x in consumer_group_sometimes(self.view) if x.name != "unreleased" or self.n > 1) + (
             Sometimes("revocation-completed", "a member leaves UNREVOKED_PARTITIONS having revoked its partitions",
                       lambda s: s.facts.revoked),
             Sometimes("commit-accepted", "the coordinator accepts an OffsetCommit from a member",
@@ -529,7 +532,7 @@ class ConsumerGroupWorld(Protocol):
             self.client_configs = tuple(
                 ClientConfig(GROUP, f"m{m}", topics=self._names, topic_names=ids, rebalance_timeout_ms=REBALANCE_MS,
                              auto_commit=p["auto_commit"], auto_commit_interval_ms=None, retry_backoff_ms=BACKOFF_MS,
-                             client_id=f"m{m}", correlation_base=(m + 1) * CID_STRIDE)
+                             server_assignor=p["assignor"], client_id=f"m{m}", correlation_base=(m + 1) * CID_STRIDE)
                 for m in range(self.n))
             clients = tuple(ConsumerMember(c, self.behaviours & CLIENT_BEHAVIOURS, now=0) for c in self.client_configs)
             self._init = [WorldState(coord, clients, Net.empty(self.n), (False,) * self.n,
@@ -673,8 +676,11 @@ class ConsumerGroupWorld(Protocol):
             state, ge, ae = GROUP_STATES[g.state], g.group_epoch, g.assignment_epoch
         clients = tuple(ClientView(self.mid(c.member_id), c.alive and c.state in LIVE, c.member_epoch,
                                    self.mask(c.owned)) for c in s.clients)
+        assignors = () if g is None else tuple(
+            (self.mid(c.member_id), c.config.server_assignor, m.server_assignor_name)
+            for c, m in ((c, g.member(c.member_id)) for c in s.clients if c.alive and c.state in LIVE) if m is not None)
         v = s._view = CGView(ge, ae, state, members, target, pe, topics, self.pmax, clients,
-                             s.budget.perturbations < self.params["perturbations"])
+                             s.budget.perturbations < self.params["perturbations"], assignors=assignors)
         return v
 
     def step_views(self, prev, action, nxt):
@@ -725,7 +731,8 @@ class ConsumerGroupWorld(Protocol):
     # --- settled, healthy states --------------------------------------------------------------------
     def is_quiescent_good(self, s) -> bool:
         """Nothing in flight, the coordinator loaded, every started live client STABLE and a member of
-        a Stable group holding exactly its target, every partition of the subscribed topics assigned."""
+        a Stable group holding exactly its target, every partition of the subscribed topics assigned,
+        every subscribed pattern resolved."""
         if not s.net.idle() or not s.coord.active:
             return False
         live = [c for m, c in enumerate(s.clients) if s.started[m] and c.alive and c.state != "UNSUBSCRIBED"]
@@ -735,7 +742,19 @@ class ConsumerGroupWorld(Protocol):
         if not live:
             return not v.members
         from kverify.invariants.consumer_group import is_stable_with_all
-        return is_stable_with_all(v)
+        return is_stable_with_all(v) and self._patterns_resolved(s)
+
+    def _patterns_resolved(self, s) -> bool:
+        """Settled means the coordinator's asynchronous regex resolution has run: every pattern a member
+        subscribes to is resolved to the topics it matches now (a pattern never resolved would leave its
+        member subscribed to nothing while the group looks Stable)."""
+        g = s.group()
+        if g is None or not self.regex:
+            return True
+        names = [t.name for t in s.coord.topics.topics]
+        resolved = dict(g.resolved_regexes)
+        return all(resolved.get(m.subscribed_topic_regex) == RX.resolve(m.subscribed_topic_regex, names)
+                   for m in g.members if m.subscribed_topic_regex)
 
     def allows_terminal(self, s) -> bool:
         return True

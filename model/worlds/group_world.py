@@ -73,7 +73,8 @@ from kverify.impl.member import behaviours as MB
 from kverify.impl.member.codec import CodecError, decode_assignment
 from kverify.invariants.core import Invariant, Sometimes, Violation
 from kverify.invariants.group import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE,
-                                      Abandon, ClientView, CommitEvent, GroupView, Handover, consumer_invariants,
+                                      FENCING_ERRORS, Abandon, ClientView, CommitEvent, Fence, GroupView, Handover,
+                                      consumer_invariants,
                                       group_invariants, group_sometimes)
 from kverify.model.protocol import Protocol
 from kverify.model.spec import ModelSpec, Param
@@ -271,14 +272,15 @@ class WorldState(KeyedState):
 class StepInfo:
     """What one step did, for the step invariants: accepted commits (and retention expiries),
     states passed, replies, hand-overs (revocations after an acknowledged hand-over commit)."""
-    __slots__ = ("accepted", "passed", "replies", "handovers", "abandoned")
+    __slots__ = ("accepted", "passed", "replies", "handovers", "abandoned", "fenced")
 
-    def __init__(self, accepted=(), passed=(), replies=(), handovers=(), abandoned=()):
+    def __init__(self, accepted=(), passed=(), replies=(), handovers=(), abandoned=(), fenced=()):
         self.accepted = accepted
         self.passed = passed
         self.replies = replies
         self.handovers = handovers
         self.abandoned = abandoned
+        self.fenced = fenced
 
 
 _NO_STEP = StepInfo()
@@ -694,9 +696,26 @@ class GroupWorld(Protocol):
         answers = s.answers if mem.alive else _set(s.answers, m, None)
         handed = self._handover(m, s.members[m], mem)
         dropped = self._abandon(m, s.members[m], mem, resp)
+        fenced = self._fenced(m, s.members[m], mem, cid, resp)
         return self._build(s, members=_set(s.members, m, mem), changed=(m,), net=net.send(m, reqs, conns[m]),
                            conns=conns, answers=answers,
-                           last=StepInfo(handovers=handed, abandoned=dropped) if handed or dropped else None)
+                           last=StepInfo(handovers=handed, abandoned=dropped, fenced=fenced)
+                           if handed or dropped or fenced else None)
+
+    @staticmethod
+    def _fenced(m, old, new, cid, resp) -> tuple:
+        """The answer handled in this step says the coordinator fenced the process out of the generation it
+        still holds (the request was sent under it): a Fence event, with whether the process kept it."""
+        f = old.inflight.get(cid)
+        err = getattr(resp, "error", None)
+        if isinstance(resp, OffsetCommitResponse):
+            err = next((e for _tp, e in resp.partition_errors if e != E.NONE), E.NONE)
+        if (f is None or err not in FENCING_ERRORS or not old.alive or old.fatal or f.sent != old.generation
+                or old.generation.generation_id < 0):
+            return ()
+        kept = (new.alive and not new.fatal and new.incarnation == old.incarnation
+                and new.generation == old.generation)
+        return (Fence(m, old.generation.generation_id, f.kind, str(err), kept),)
 
     def _abandon(self, m, old, new, resp) -> tuple:
         """The process gave up the generation it held in this step while owning partitions, and why:
@@ -998,9 +1017,9 @@ class GroupWorld(Protocol):
         a = self.view(prev)
         b = self.view(nxt)
         info = nxt.last
-        if info is not None and (info.accepted or info.passed or info.handovers or info.abandoned):
+        if info is not None and (info.accepted or info.passed or info.handovers or info.abandoned or info.fenced):
             b = b._replace(accepted=info.accepted, passed=info.passed, handovers=info.handovers,
-                           abandoned=info.abandoned)
+                           abandoned=info.abandoned, fenced=info.fenced)
         if nxt.gepoch != prev.gepoch:
             # the group was deleted (offset expiry of an Empty group): what the old group delivered
             # does not constrain the new one, which starts again at generation 0

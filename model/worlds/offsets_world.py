@@ -59,6 +59,7 @@ from kverify.invariants.core import Sometimes
 from kverify.model.protocol import Protocol
 from kverify.model.spec import ModelSpec, Param
 from kverify.model.worlds import KeyedState
+from kverify.model.worlds import replication_checks as RC
 from kverify.model.worlds import replication_world as RW
 
 PARAMS = {
@@ -287,6 +288,8 @@ class OffsetsWorld(Protocol):
     def _bind_invariants(self) -> tuple:
         out = [OI.bind(self.offsets_view)]
         out.extend(RI.bind(RI.ALL, self._repl_view, self._epoch_view))
+        # the cluster's own properties (clock, controller writes, acks=all answers): model/worlds/replication_checks.py
+        out.extend(RC.cluster_invariants(lambda s: s.world.cluster, lambda s, tp: self._repl_view(s).min_isr))
         return tuple(out)
 
     def _repl_view(self, s: OWState):

@@ -19,7 +19,7 @@ listed in this order:
   isr_check(b, t, p)                      the leader's ISR task (offered only when it would act)
   deliver(id, kind, src, dst) / drop(...) one controller-plane message (LeaderAndIsr, AlterPartition,
                                           its response, StopReplica) delivered or lost
-  advance(ms)                             time jumps past replica.lag.time.max.ms
+  advance(ms)                             time jumps by tick_ms (default: past replica.lag.time.max.ms)
   flush(b)                                a broker's logs and HW checkpoint reach the disk
   crash(b, lossy) / restart(b)            a broker process dies (lossy: its unflushed suffix is gone)
   elect_controller(b) / handle_broker_changes / elect_preferred(t, p) / reassign(t, p, target) /
@@ -89,6 +89,7 @@ from kverify.invariants.core import Invariant, Sometimes
 from kverify.model.protocol import Protocol
 from kverify.model.spec import ModelSpec, Param
 from kverify.model.worlds import KeyedState
+from kverify.model.worlds import replication_checks as RC
 
 PARAMS = {
     "brokers": Param(2, "data brokers 1..N (2-5); broker 0 is a dedicated controller node", lo=2, hi=5),
@@ -102,7 +103,7 @@ PARAMS = {
     "crashes": Param(1, "data-broker crashes allowed", lo=0),
     "lossy": Param(0, "of which lossy (the unflushed suffix is lost); guarded, see the module docstring", lo=0),
     "drops": Param(0, "controller-plane messages that may be lost", lo=0),
-    "ticks": Param(0, "time jumps past replica.lag.time.max.ms", lo=0),
+    "ticks": Param(0, "time jumps of tick_ms (by default past replica.lag.time.max.ms)", lo=0),
     "preferred": Param(0, "preferred replica elections", lo=0),
     "reassignments": Param(0, "partition reassignments started", lo=0),
     "failovers": Param(1, "controller failovers: the controller node crashes, or its session expires (a zombie)", lo=0),
@@ -112,6 +113,8 @@ PARAMS = {
     "fetch": Param("atomic", "atomic: a follower's request and its answer are one step; split: separate steps; "
                         "mixed: atomic, or the answer left in flight (one per follower)", choices=("atomic", "split", "mixed")),
     "lag_ms": Param(1000, "replica.lag.time.max.ms"),
+    "tick_ms": Param(0, "how far one time jump moves the clock (0 = lag_ms + 1); a jump below lag_ms lets a follower "
+                        "that caught up lately stay in the ISR while time passes", lo=0),
 }
 
 SUPPORTS = frozenset({
@@ -338,6 +341,7 @@ class ReplicationWorld(Protocol):
         self.mode = full["fetch"]
         self.max_epoch = int(full["epochs"])
         self.lag = int(full["lag_ms"])
+        self.tick = int(full["tick_ms"]) or self.lag + 1
         self.data_brokers = tuple(range(1, self.n + 1))
         self.tps = tuple((TOPIC, p) for p in range(self.np))
         # partition p's AR: Kafka's rack-unaware placement with start index 0 and shift 0 (impl/replication/placement.py):
@@ -414,7 +418,7 @@ class ReplicationWorld(Protocol):
             if bud[DROPS]:
                 out.append(("drop", mid, kind, e.src, e.dst))
         if bud[TICKS]:
-            out.append(("advance", self.lag + 1))
+            out.append(("advance", self.tick))
         # disks and processes
         if bud[LOSSY]:
             for b in alive:
@@ -533,7 +537,19 @@ class ReplicationWorld(Protocol):
         return RWState(c, budget, deleted_epochs(s.cluster, c, s.ghost) if a[0] == "deliver" else s.ghost)
 
     def apply_to(self, c: Cluster, budget: tuple, a: tuple) -> tuple:
-        """Take action `a` on cluster `c` (mutated); returns the remaining budgets."""
+        """Take action `a` on cluster `c` (mutated); returns the remaining budgets. Every partition-state write the
+        controller's decisions make meanwhile is recorded, in order, in `c.controller_writes` ((tp, state before,
+        state after), ...): a fact for leaderless-write-drops-only-leader, which judges each write on its own (one
+        step may hold several, e.g. a batch of broker failures)."""
+        writes = []
+        c._write = lambda ctrl, tp, decide: RC.recorded_write(c, writes, ctrl, tp, decide)
+        try:
+            return self._apply(c, budget, a)
+        finally:
+            del c._write
+            c.controller_writes = tuple(writes)
+
+    def _apply(self, c: Cluster, budget: tuple, a: tuple) -> tuple:
         bud = list(budget)
         name = a[0]
         if name == "produce":
@@ -652,6 +668,8 @@ class ReplicationWorld(Protocol):
             return f((f"{tp[0]}-{tp[1]}", ar) for tp, ar in sorted(s.cluster.store.assignments.items()))
         d = RI.DISTINCT_REPLICAS
         out.append(Invariant(d.name, d.statement, distinct, d.kind, d.broken_by))
+        # properties of the cluster's clock, controller writes and acks=all answers (model/worlds/replication_checks.py)
+        out.extend(RC.cluster_invariants(lambda s: s.cluster, lambda s, tp: self.views(s)[self.tps.index(tp)].min_isr))
         return tuple(out)
 
     def invariants(self):

@@ -1,10 +1,11 @@
 """FIFO, loss-free delivery between named clients and one coordinator (test/example drivers).
 
-Why it exists: the classic-protocol driver (impl/member/harness.py) and the KIP-848 driver
-(impl/consumer/harness.py) move messages the same way: each client i issues correlation ids from
+Why it exists: the classic-protocol driver (tests/member_harness.py) and the KIP-848 driver
+(tests/consumer_harness.py) move messages the same way: each client i issues correlation ids from
 i * CID_STRIDE, requests queue in the order clients emit them, the coordinator handles them one at
 a time, and each reply goes to the client whose correlation id it carries. That rule is written
 once here; each driver keeps only what differs (how a reply is handed over, which clients tick).
+A test helper: it lives in tests/, outside the reference implementation the gate judges.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A small driver for a `GroupCoordinator`, used by unit tests and the benchmark.
+"""A small driver for a `GroupCoordinator`, used by unit tests (a test helper kept out of impl/).
 
 It numbers requests (correlation ids), records every reply by correlation id (failing loudly if a
 response is delivered twice, which Kafka never does), and offers one-line helpers for the usual

@@ -2,7 +2,7 @@
 
 Messages travel FIFO and are never lost (unless a test stages a loss with `drop`): requests queue in
 the order members emit them, each is handled by the coordinator, and every reply goes back to the
-member whose correlation id it carries (impl/fifo_driver.py, shared with the KIP-848 driver). Time
+member whose correlation id it carries (tests/fifo_driver.py, shared with the KIP-848 driver). Time
 moves only through `advance`. The world model (issue #5) replaces this with a
 nondeterministic lossy network; nothing in `Member` depends on this delivery order.
 """
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kverify.impl.fifo_driver import CID_STRIDE, FifoDriver
 from kverify.impl.member.member import Member
+
+from fifo_driver import CID_STRIDE, FifoDriver
 
 
 class Harness(FifoDriver):

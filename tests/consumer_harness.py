@@ -3,7 +3,7 @@
 Why it exists: tests and examples need the client and the coordinator talking without a world
 model: requests travel FIFO and are never lost (unless `drop(name, request)` says so; the client
 then sees `on_failure` when `fail_lost()` is called), replies return to the client whose
-correlation id they carry (impl/fifo_driver.py, shared with impl/member/harness.py, the classic
+correlation id they carry (tests/fifo_driver.py, shared with tests/member_harness.py, the classic
 protocol's driver), and time moves only through `advance`; the world model (K3) replaces it with a
 lossy, reordering network.
 """
@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kverify.impl.consumer.client import ConsumerMember
-from kverify.impl.fifo_driver import CID_STRIDE, FifoDriver
+
+from fifo_driver import CID_STRIDE, FifoDriver
 
 
 class ConsumerHarness(FifoDriver):
