@@ -15,7 +15,8 @@ With --ab COMMIT it instead compares the speed run of this tree with the one of 
 (issue #19: explore rates not lower than before the rewrite): each run is a fresh subprocess, the
 trees alternate (old, new, new, old, ...), and it prints per model the median distinct states per
 CPU second of each tree, their ratio, the median and the range of the per-pair ratios, and whether both trees found
-the same distinct states, transitions, depth, completeness and violation count. CPU time, because a
+the same distinct states, transitions, depth, completeness and violation count (a model whose run fails
+in either tree, e.g. one the old commit does not have, gets a line saying so). CPU time, because a
 shared machine's wall time says little; the pairs are interleaved because its load drifts.
 
 Usage: .venv/bin/python bench/explore.py [MODEL ...] [--param model:k=v ...] [--naive] [--max-seconds S]
@@ -131,7 +132,22 @@ def old_tree(commit: str, where: str) -> str:
     return str(site.parent)
 
 
+def _child(name, params, site, where):
+    """One speed run in a fresh process: this tree (`site` None) or the old one; (row, None) or
+    (None, the child's last error line) when it fails (e.g. a model the old commit does not have)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if site is not None:
+        env["PYTHONPATH"] = site
+    done = subprocess.run([sys.executable, __file__, "--one", name, json.dumps(params)], env=env, cwd=where,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
+    return json.loads(done.stdout.strip().splitlines()[-1]), None
+
+
 def ab(names, per_model, commit: str, runs: int) -> int:
+    failed = 0
     with tempfile.TemporaryDirectory(prefix="kverify-ab-") as where:
         site = old_tree(commit, where)
         print(f"A/B: {commit} (old) against this tree (new), {runs} interleaved pairs per model, "
@@ -142,27 +158,28 @@ def ab(names, per_model, commit: str, runs: int) -> int:
         print("-" * len(head))
         for name in names:
             params = per_model.get(name, {})
-            rates, found = {"old": [], "new": []}, {}
+            shown = " ".join(f"{k}={v}" for k, v in sorted(params.items())) or "defaults"
+            rates, found, error = {"old": [], "new": []}, {"old": [], "new": []}, None
             for k in range(runs):
                 for tree in (("old", "new") if k % 2 == 0 else ("new", "old")):
-                    env = dict(os.environ)
-                    env.pop("PYTHONPATH", None)
-                    if tree == "old":
-                        env["PYTHONPATH"] = site
-                    out = subprocess.run([sys.executable, __file__, "--one", name, json.dumps(params)], env=env,
-                                         cwd=where, check=True, capture_output=True, text=True).stdout
-                    row = json.loads(out.strip().splitlines()[-1])
+                    row, error = _child(name, params, site if tree == "old" else None, where)
+                    if error:
+                        break
                     rates[tree].append(row["distinct"] / max(row["cpu"], 1e-9))
-                    found.setdefault(tree, []).append(tuple(row[x] for x in _SAME))
+                    found[tree].append(tuple(row[x] for x in _SAME))
+                if error:
+                    break
+            if error:
+                failed += 1
+                print(f"{name:<12} {shown[:20]:<20} the {tree} tree's run failed: {error}", flush=True)
+                continue
             old, new = statistics.median(rates["old"]), statistics.median(rates["new"])
             per_pair = [n / o for o, n in zip(rates["old"], rates["new"])]
-            pairs = statistics.median(per_pair)
             same = len(set(found["old"] + found["new"])) == 1
-            shown = " ".join(f"{k}={v}" for k, v in sorted(params.items())) or "defaults"
-            print(f"{name:<12} {shown[:20]:<20} {old:>10,.0f} {new:>10,.0f} {new / old:>6.3f} {pairs:>6.3f} "
-                  f"{min(per_pair):>5.3f}-{max(per_pair):<5.3f}  "
+            print(f"{name:<12} {shown[:20]:<20} {old:>10,.0f} {new:>10,.0f} {new / old:>6.3f} "
+                  f"{statistics.median(per_pair):>6.3f} {min(per_pair):>5.3f}-{max(per_pair):<5.3f}  "
                   f"{'yes' if same else 'NO: ' + str(found)}", flush=True)
-    return 0
+    return 1 if failed else 0
 
 
 def main(argv=None) -> int:

@@ -179,3 +179,23 @@ def rejoin_pending(v: RejoinView) -> Optional[str]:
         if b not in v.isr:
             return f"{v.partition}: running replica {b} follows leader {v.leader} but is not in the stored ISR {list(v.isr)}"
     return None
+
+
+# --- (e) a waiting acks=all write is answered ------------------------------------------------------------------
+ACKS_ANSWERED = "acks-all-answered"
+ACKS_ANSWERED_STATEMENT = ("an acks=all write waiting at a running leader whose ISR meets min.insync.replicas is "
+                           "eventually answered (or the leader falls below the minimum, or stops leading), without a "
+                           "broker coming back")
+
+
+def acks_pending(waiting) -> Optional[str]:
+    """`waiting`: ((partition, produce id, broker, offset, members of that leader's committed ISR, min ISR), ...) for
+    the acks=all writes still waiting for the high watermark at a running broker that leads. Kafka: DelayedProduce
+    completes once the leader's HW reaches the write (Partition.checkEnoughReplicasReachOffset) or the replica stops
+    leading; the followers' fetches, the ISR task and the controller's handling of failures are fair moves, so the
+    HW gets there, except while the ISR is below min.insync.replicas: the HW does not advance then (KAFKA-15583)
+    and only request.timeout.ms (not modelled) would answer, so that premise is left out."""
+    for partition, pid, broker, offset, isr_size, min_isr in waiting:
+        if isr_size >= min_isr:
+            return f"{partition}: acks=all write {pid} at offset {offset} still waits at broker {broker}"
+    return None

@@ -306,6 +306,20 @@ class _Hoisted(_Transformer):
         return self.generic_visit(node)
 
 
+class _Aliased(_Transformer):
+    """Reads of a guard's local that holds an attribute chain of the model or state (`c = s.controller`)
+    replaced by that chain (`s.controller.isr` for `c.isr`), so that hoisting sees it; the assignment
+    stays where it was, so a read that raises still raises there. The chain reads immutable values
+    (a state, the model's bounds), so reading it again gives the same value."""
+
+    def __init__(self, aliases: dict):
+        self.aliases = aliases
+
+    def visit_Name(self, node: ast.Name):
+        chain = self.aliases.get(node.id) if isinstance(node.ctx, ast.Load) else None
+        return node if chain is None else _copy(chain)
+
+
 def _key(node):
     """A hashable value equal for equal trees (what ast.dump tells apart, without formatting it)."""
     if isinstance(node, ast.AST):
@@ -382,8 +396,14 @@ def _loops(actions, shapes, glob: dict) -> tuple:
         extra = [mapping[p] for p in params[2:]]
         target = (ast.Tuple([_name(x, True) for x in extra], ast.Store()) if extra else _name("_kv_unused", True))
         record = ast.Tuple([_name(name)] + [_name(x) for x in extra], ast.Load())
-        inner = [_Helpers(glob).visit(_copy(st, mapping)) for st in body]
-        test = _truth(_Helpers(glob).visit(_copy(expr, mapping)), glob)
+        inner, aliases = [], {}
+        for st in body:
+            st = _Helpers(glob).visit(_copy(st, mapping))
+            st.value = _Aliased(aliases).visit(st.value)
+            if len(st.targets) == 1 and _chain(st.value) is not None:
+                aliases[st.targets[0].id] = st.value
+            inner.append(st)
+        test = _truth(_Aliased(aliases).visit(_Helpers(glob).visit(_copy(expr, mapping))), glob)
         inner.append(ast.If(test=test, body=[ast.Expr(ast.Call(_name(_APP), [record], []))], orelse=[]))
         loops.append(ast.For(target=target, iter=_name(dom), body=inner, orelse=[]))
     return head, loops, defaults

@@ -264,3 +264,31 @@ def test_leader_taking_a_new_epoch_without_caching_it_is_caught(tmp_path, monkey
     bad = _run(DOUBLE_CRASH, tmp_path)
     assert bad.verdict == FAIL, bad.summary
     assert "leader-epoch-cached" in [v["invariant"] for v in bad.violations], bad.summary
+
+
+def test_acks_pending_on_views():
+    from kverify.invariants.liveness import acks_pending
+    assert acks_pending([]) is None
+    assert acks_pending([("t-0", 3, 1, 2, 1, 2)]) is None          # below min ISR: the HW is frozen, not owed
+    assert acks_pending([("t-0", 3, 1, 2, 1, 2), ("t-1", 4, 2, 0, 2, 2)]) == \
+        "t-1: acks=all write 4 at offset 0 still waits at broker 2"
+
+
+# Replica.complete_waiting mutants that leave an acks=all write waiting forever (in-process scan, 05:16); before
+# acks-all-answered they only left the `acked-all` sometimes unreached (INCONCLUSIVE: not a quick failure)
+ACKS_NEVER = {"hw-above-required": (FAILOVER, "self.hw > required"),
+              "hw-exactly-required": ("liveness:walk/replication-world", "self.hw == required")}
+
+
+@pytest.mark.parametrize("name", sorted(ACKS_NEVER))
+def test_write_never_answered_is_caught(name, tmp_path, monkeypatch):
+    from kverify.suite import liveness_walks
+
+    check, new = ACKS_NEVER[name]
+    monkeypatch.setitem(planted_mutants.MUTANTS, name, (replica, "Replica", "complete_waiting", "self.hw >= required",
+                                                        new, name))
+    planted_mutants.plant(monkeypatch, name)
+    ctx = Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False)
+    bad = (liveness_walks._check(check) if check.startswith("liveness:walk/") else P._liveness_check(check))(ctx)
+    assert bad.verdict == FAIL, bad.summary
+    assert "acks-all-answered" in bad.summary, bad.summary

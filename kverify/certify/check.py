@@ -185,7 +185,7 @@ def check_property(target, name: str, seed: int, examples: int, max_members: int
         play(scenario, solve, target.cooperative, on_round)
 
     played = given(scenarios(family=family, max_members=max_members))(run)
-    for scenario in pinned(family):      # kverify/certify/pinned.py: played first, whatever the budget
+    for scenario in pinned(name):        # kverify/certify/pinned.py: played first, whatever the budget
         played = example(scenario)(played)
     test = settings(max_examples=examples, database=None, deadline=None, verbosity=Verbosity.quiet,
                     suppress_health_check=list(HealthCheck), derandomize=False, report_multiple_bugs=False,

@@ -1,14 +1,15 @@
-"""Scenarios every assignor certification plays before its generated ones (Hypothesis explicit examples).
+"""Scenarios a property's certification plays before its generated ones (Hypothesis explicit examples).
 
 Why it exists: some paths of an assignor need a group history that random generation seldom draws, so a
 budget of a few dozen scenarios (the quick profile's) would leave them unjudged. Each scenario here was
-found by Hypothesis at a much larger budget, then shrunk; it is an ordinary history of its family (the
-scenario format of scenarios.py) and every property judges it like a generated one, on every target.
+found by Hypothesis at a much larger budget, then shrunk; it is an ordinary history of its property's
+family (the scenario format of scenarios.py), judged on every target like a generated one. A scenario is
+pinned to the one property it is there for, so the other properties' generated counterexamples stay theirs.
 """
 from __future__ import annotations
 
 PINNED = {
-    "realistic": (
+    "balanced": (
         # Three members on four topics, then one narrows its subscription to t0 alone. Kafka's uniform
         # heterogeneous builder then balances t0 among its three subscribers, and the most loaded of them
         # hold no partition of t0: MemberAssignmentBalancer must exclude them one by one from the most
@@ -21,6 +22,6 @@ PINNED = {
 }
 
 
-def pinned(family: str) -> tuple:
-    """The pinned scenarios of a family (none for most)."""
-    return PINNED.get(family, ())
+def pinned(prop: str) -> tuple:
+    """The pinned scenarios of a property (none for most)."""
+    return PINNED.get(prop, ())

@@ -9,12 +9,15 @@ the states it holds (model/search/shard.py: the rules, shared with the multi-pro
             (shuffled to their owners) --merge--> visited set, parent links ("L", kept on disk),
             admits (to their producers), counters
   prod[d] = prod[d-1]'s frontier (co-partitioned) + the admits of level d (shuffled back)
-            --produce--> frontier of level d (whole states: they never cross partitions), the
+            --rebuild--> the states of level d, each shuffled to its owner once (pickled chunks)
+            --expand--> frontier of level d (the same pickles, kept where they are owned), the
             candidates of level d+1 (owner, key, fingerprint, parent: ~100 bytes), good flags, counters
 
 Records are `(partition, (tag, value))`, one per partition and tag (lists batch the small ones),
-so a level costs two small shuffles and one pickling of each new state (its frontier chunk, one
-pickle a chunk, read with the garbage collector paused). Each
+so a level costs two small shuffles, one shuffle of the new states and one pickling of each new
+state (one pickle a chunk, read with the garbage collector paused). Expanding a state where its
+fingerprint is owned spreads a level's work over the partitions (rebuilt states kept by their
+producer would all stay on the partition of the initial state). Each
 level's RDDs are persisted (memory, spilling to the executors' disks) and locally checkpointed (the
 lineage stays one level long) until the next level exists; parent links stay on the executors' disks
 and a finding's shortest trace is rebuilt from them on the driver, re-executed in this process and
@@ -123,7 +126,7 @@ def _merge_task(ws, symmetry, stable, parts, depth, graph):
     return task
 
 
-def _produce_task(ws, symmetry, stable, parts, depth, pending, expand, graph, key_limit):
+def _rebuild_task(ws, symmetry, stable, parts, depth, pending, graph, key_limit):
     def task(pidx, it):
         m = _model(ws, symmetry, stable)
         chunks, admits = [], []
@@ -136,16 +139,41 @@ def _produce_task(ws, symmetry, stable, parts, depth, pending, expand, graph, ke
         prev = [item for _, blob in chunks for item in loads(blob)]
         del chunks
         meta = sh.new_meta()
-        items, cands, goods = sh.produce(m, pidx, parts, prev, admits, depth, pending, meta,
-                                         expand=expand, graph=graph, key_limit=key_limit)
+        items, goods = sh.rebuild(m, parts, prev, admits, depth, pending, meta, graph=graph, key_limit=key_limit)
         del prev
-        for n, i in enumerate(range(0, len(items), CHUNK)):
-            yield pidx, ("F", (n, dumps(items[i:i + CHUNK])))
-        for o, c in cands.items():
-            yield o, ("C", c)
+        for o, its in sh.route_items(items, parts).items():       # each state to its owner, pickled once
+            for n, i in enumerate(range(0, len(its), CHUNK)):
+                yield o, ("X", ((pidx, n), dumps(its[i:i + CHUNK])))
         for o, g in goods.items():
             yield o, ("G", g)
         yield pidx, ("M", meta)
+    return task
+
+
+def _expand_task(ws, symmetry, stable, parts, depth, expand, graph):
+    def task(pidx, it):
+        m = _model(ws, symmetry, stable)
+        chunks, passed, metas = [], [], []
+        for rec in it:
+            tag, v = rec[1]
+            if tag == "X":
+                chunks.append(v)
+            elif tag == "M":
+                metas.append(v)
+            else:
+                passed.append(rec)                 # goods, already on their owner's partition
+        chunks.sort(key=lambda c: c[0])            # by (source partition, chunk): positions are stable
+        items = [item for _, blob in chunks for item in loads(blob)]
+        meta = sh.new_meta()
+        cands = sh.expand_items(m, pidx, parts, items, depth + 1, meta, graph) if expand else {}
+        del items
+        for n, (_, blob) in enumerate(chunks):     # the frontier: the same pickles, not made again
+            yield pidx, ("F", (n, blob))
+        del chunks
+        yield from passed
+        for o, c in cands.items():
+            yield o, ("C", c)
+        yield pidx, ("M", sh.combine(metas + [meta]))
     return task
 
 
@@ -273,9 +301,10 @@ class SparkDriver(par.LevelDriver):
         P = self.parts
         frontier = self._local(self.prod, "F") if depth > 0 else self.sc.parallelize([], P).partitionBy(P, _ident)
         inp = frontier.union(self._routed(self.own, "A"))
-        prod = self._persist(inp.mapPartitionsWithIndex(
-            _produce_task(*self._args(), P, depth, list(pending), expand, graph, key_limit),
-            preservesPartitioning=True))
+        built = inp.mapPartitionsWithIndex(_rebuild_task(*self._args(), P, depth, list(pending), graph, key_limit),
+                                           preservesPartitioning=True)
+        prod = self._persist(self._routed(built, "XGM").mapPartitionsWithIndex(
+            _expand_task(*self._args(), P, depth, expand, graph), preservesPartitioning=True))
         meta = self._metas(prod)
         if self.prod is not None:
             self.prod.unpersist(blocking=False)

@@ -267,13 +267,21 @@ class _Worker:
     def admit_keys(self, depth: int) -> list:
         return [a[0] for b in self.admits.values() for a in b]
 
-    def produce(self, depth: int, pending, expand: bool, graph: bool, key_limit) -> dict:
+    def rebuild(self, depth: int, pending, graph: bool, key_limit) -> dict:
+        """Phase 1 of a level's production: rebuild the admitted states here, send each to its owner."""
         meta = new_meta()
-        items, cands, goods = sh.produce(self.model, self.index, self.n, self.frontier, self._gather("a"), depth,
-                                         pending, meta, expand=expand, graph=graph, key_limit=key_limit)
-        self.frontier = items
-        self._send("c", cands)
+        items, goods = sh.rebuild(self.model, self.n, self.frontier, self._gather("a"), depth, pending, meta,
+                                  graph=graph, key_limit=key_limit)
+        self._send("x", sh.route_items(items, self.n))
         self._send("g", goods)
+        return meta
+
+    def expand(self, depth: int, expand: bool, graph: bool) -> dict:
+        """Phase 2: the states this worker owns become its frontier and are expanded here."""
+        meta = new_meta()
+        self.frontier = items = self._gather("x")         # sources in worker order, each in key order
+        cands = sh.expand_items(self.model, self.index, self.n, items, depth + 1, meta, graph) if expand else {}
+        self._send("c", cands)
         return meta
 
     def link(self, depth: int, sid: int):
@@ -386,7 +394,8 @@ class ProcessesDriver(LevelDriver):
         return [k for ks in self.pool.call("admit_keys", depth) for k in ks]
 
     def produce(self, depth, pending, expand, graph, key_limit) -> dict:
-        return combine(self.pool.call("produce", depth, pending, expand, graph, key_limit))
+        built = self.pool.call("rebuild", depth, pending, graph, key_limit)
+        return combine(built + self.pool.call("expand", depth, expand, graph))
 
     def link(self, depth, part, sid):
         return self.pool.call_one(part, "link", depth, sid)

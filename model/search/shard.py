@@ -5,12 +5,15 @@ Why it exists: the multi-process engine (model/search/parallel.py) and the Spark
 of the in-process explorer; the rules of a shard are written here once and both engines call them.
 A shard plays two roles at each level:
 
-- producer: it holds whole states (its frontier) and never sends one anywhere. `produce` rebuilds
-  the states its owners admitted (re-executing the parent's action: a step costs less than moving a
-  state), checks them (state invariants, `sometimes`, quiescent-good for the state graph) and expands
-  them at once (model/search/expand.py `expand_one`: step invariants, deadlocks), sending each
-  successor's small candidate record (order key, fingerprint, parent, where the parent lives) to the
-  successor's owner.
+- producer: it holds whole states (its frontier: the states it expanded at the last level). `rebuild`
+  re-creates the states the owners admitted from their parents here (re-executing the parent's action:
+  a step costs less than sending every successor), checks them (state invariants, `sometimes`,
+  quiescent-good for the state graph) and `route_items` sends each to its owner, once (one pickle).
+- expander: the owner of a state expands it (`expand_items`: model/search/expand.py, step invariants,
+  deadlocks) and keeps it as its frontier, sending each successor's small candidate record (order
+  key, fingerprint, parent, where the parent lives) to the successor's owner. States so spread over
+  the shards by fingerprint, the work of a level does too (a producer that kept what it rebuilt would
+  keep every state on the shard of the initial state: one busy core).
 - owner: it holds the visited set of the fingerprints that fall on it (`Owner`) and the parent
   links (`Links`). `merge` takes the candidates of a level in order-key order, keeps the new ones
   (fault-budget subsumption in the same order), records their links and the state-graph edges, and
@@ -284,12 +287,12 @@ def init_candidates(model: Model, parts: int, meta: dict) -> dict:
     return out
 
 
-def produce(model: Model, part: int, parts: int, prev: list, admits: list, depth: int, pending: Iterable[str],
-            meta: dict, *, expand: bool, graph: bool, key_limit=None) -> tuple:
+def rebuild(model: Model, parts: int, prev: list, admits: list, depth: int, pending: Iterable[str],
+            meta: dict, *, graph: bool, key_limit=None) -> tuple:
     """The producer's side: rebuild the admitted states of level `depth` from their parents in `prev`
-    (this shard's frontier of level depth-1; initial states at level 0), check them, and, if `expand`,
-    expand them. Returns (frontier items, {owner part: [candidate]}, {owner part: [good local numbers]});
-    a frontier item = (key, owner fingerprint, id, global number, state)."""
+    (this shard's frontier of level depth-1; initial states at level 0) and check them. Returns
+    (items, {owner part: [good local numbers]}); an item = (key, owner fingerprint, id, global
+    number, state), to be sent to its owner with `route_items` and expanded there."""
     admits.sort(key=lambda a: a[0])
     proto = model.protocol
     checks = model.state_checks
@@ -326,8 +329,16 @@ def produce(model: Model, part: int, parts: int, prev: list, admits: list, depth
                 if hit:
                     reached[n] = depth
         items.append((key, o, tid, gid, t))
-    cands = expand_items(model, part, parts, items, depth + 1, meta, graph) if expand else {}
-    return items, cands, goods
+    return items, goods
+
+
+def route_items(items: list, parts: int) -> dict:
+    """{owner part: [item]}: each rebuilt state goes to the shard that owns its fingerprint, which
+    expands it (in key order within each source, so the receiving order is deterministic)."""
+    out: dict = {}
+    for it in items:
+        out.setdefault(it[1] % parts, []).append(it)
+    return out
 
 
 class _AllNew:

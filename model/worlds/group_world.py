@@ -74,8 +74,7 @@ from kverify.impl.member.codec import CodecError, decode_assignment
 from kverify.invariants.core import Invariant, Sometimes, Violation
 from kverify.invariants.group import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE,
                                       FENCING_ERRORS, Abandon, ClientView, CommitEvent, Fence, GroupView, Handover,
-                                      consumer_invariants,
-                                      group_invariants, group_sometimes)
+                                      consumer_invariants, group_invariants, group_sometimes)
 from kverify.model.protocol import Protocol
 from kverify.model.spec import ModelSpec, Param
 from kverify.model.worlds import KeyedState
@@ -710,11 +709,10 @@ class GroupWorld(Protocol):
         err = getattr(resp, "error", None)
         if isinstance(resp, OffsetCommitResponse):
             err = next((e for _tp, e in resp.partition_errors if e != E.NONE), E.NONE)
-        if (f is None or err not in FENCING_ERRORS or not old.alive or old.fatal or f.sent != old.generation
+        if (f is None or err not in FENCING_ERRORS or not old.alive or f.sent != old.generation
                 or old.generation.generation_id < 0):
             return ()
-        kept = (new.alive and not new.fatal and new.incarnation == old.incarnation
-                and new.generation == old.generation)
+        kept = new.alive and new.incarnation == old.incarnation and new.generation == old.generation   # alive: not fatal
         return (Fence(m, old.generation.generation_id, f.kind, str(err), kept),)
 
     def _abandon(self, m, old, new, resp) -> tuple:

@@ -63,8 +63,9 @@ def check_lag_shrinks(s_cluster: Cluster, a, t_cluster: Cluster, f=RI.LAG_SHRINK
 
 
 def leaders_epoch_cache(c: Cluster) -> list:
-    """RI.LEADER_EPOCH_CACHED's facts: (partition, broker, leader epoch, latest cached epoch) of each running leader."""
-    return [(f"{tp[0]}-{tp[1]}", b, r.leader_epoch, r.log.latest_epoch())
+    """RI.LEADER_EPOCH_CACHED's facts: (partition, broker, leader epoch, last epoch of its cache entries) of each
+    running leader (read from the entries themselves, not through ReplicaLog.latest_epoch, the followers' query)."""
+    return [(f"{tp[0]}-{tp[1]}", b, r.leader_epoch, r.log.epochs[-1][0] if r.log.epochs else -1)
             for b, br in sorted(c.brokers.items()) if br.alive
             for tp, r in sorted(br.replicas.items()) if r.role == LEADER]
 

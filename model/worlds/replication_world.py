@@ -718,8 +718,19 @@ class ReplicationWorld(Protocol):
         def rejoining(s: RWState):
             return L.first_pending(L.rejoin_pending(rejoin_view(s.cluster, tp)) for tp in tps)
         restart = lambda a: a[0] == "restart"        # noqa: E731  (the failed node's return is not a fair move)
+        def answering(s: RWState):
+            c = s.cluster
+            waiting = []
+            for pid, res in sorted(c.results.items()):
+                r = c.replica(res.broker, res.tp) if res.error is None and c.brokers[res.broker].alive else None
+                if r is not None and r.role == LEADER:
+                    waiting.append((f"{res.tp[0]}-{res.tp[1]}", pid, res.broker, res.offset, len(r.isr),
+                                    self.views(s)[self.tps.index(res.tp)].min_isr))
+            return L.acks_pending(waiting)
         props = [L.Eventually(L.LEADER_FAILOVER, L.LEADER_FAILOVER_STATEMENT, pending, excluded=restart),
                  L.Eventually(L.REPLICA_REJOINS, L.REPLICA_REJOINS_STATEMENT, rejoining, excluded=restart)]
+        if int(self.params["records"]) and -1 in self.acks:
+            props.append(L.Eventually(L.ACKS_ANSWERED, L.ACKS_ANSWERED_STATEMENT, answering, excluded=restart))
         if int(self.params["reassignments"]):
             props.append(L.Eventually(L.REASSIGNMENT_COMPLETES, L.REASSIGNMENT_COMPLETES_STATEMENT, reassigning,
                                       excluded=restart))
