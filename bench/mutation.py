@@ -15,8 +15,8 @@ survives without a run (column `unreached`: its survivors say so). A mutant that
 writes `x == not 1` for `x == -1`) is `incompetent`: not run, left out of the rate (a crash at import would
 otherwise count as a kill). A mutant whose run uses more CPU than its budget (10x what its checks took in the
 baseline, at least 60 s; CPU, not wall time, so the load does not decide) is stopped and killed in the rate, as is
-usual in mutation testing (an endless loop), but counted in its own column, `timeout` (so is cosmic-ray's wall
-`--timeout`, a last resort).
+usual in mutation testing (an endless loop), but counted in its own column, `timeout` (so is a run whose processes
+hold more than MEMORY_CAP resident, a mutant growing without bound, and cosmic-ray's wall `--timeout`, a last resort).
 Mutants listed equivalent are left out of the rate's denominator and printed with their reason (not run
 unless --run-equivalents; one that is then killed is reported as wrongly listed).
 
@@ -181,10 +181,14 @@ def as_test_command(work: str) -> int:
     base = state.get("cpu") or {}
     budget = (max(CPU_FLOOR, CPU_FACTOR * sum(base.get(c, 0.0) for c in checks)) if all(c in base for c in checks)
               else CPU_DEFAULT[state["profile"]])
-    proc, spent = run_with_cpu_budget(cmd, work, budget)
+    proc, spent, peak = run_with_cpu_budget(cmd, work, budget)
     failed = [ln.split()[1] for ln in proc.stdout.splitlines() if ln.startswith("  FAIL ") or (
         state["strict"] and ln.startswith("  INCONCLUSIVE ") and "not run: --fail-fast" not in ln)]
     print(f"{MARK} ran {len(checks)} checks: {' '.join(checks)}")
+    if proc.returncode is None and peak > MEMORY_CAP:
+        print(f"{MARK} timeout: stopped at {peak / 2**30:.1f} GiB resident, over the memory cap of "
+              f"{MEMORY_CAP / 2**30:.0f} GiB (after {spent:.0f} s CPU)")
+        return 1
     if proc.returncode is None:
         print(f"{MARK} timeout: stopped after {spent:.0f} s CPU, over its budget of {budget:.0f} s "
               f"({CPU_FACTOR}x its checks' CPU in the baseline, at least {CPU_FLOOR} s)")
@@ -203,6 +207,25 @@ def as_test_command(work: str) -> int:
 # is slower than the run itself), at least CPU_FLOOR; without baseline figures (a map of an older bench), a fixed one.
 CPU_FACTOR, CPU_FLOOR = 10, 60
 CPU_DEFAULT = {"quick": 120, "ci": 900}      # about 2.5x and 3.5x a whole profile (47 s and 258 s CPU)
+# A mutant may also grow without bound (`2 ** n` for `2 + n` on a clock): a run whose process tree holds more than
+# MEMORY_CAP resident is stopped like one over its CPU budget (column `timeout`), before it swaps the machine.
+MEMORY_CAP = 6 * 2**30
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and its live descendants (Linux /proc)."""
+    page, total, todo = os.sysconf("SC_PAGE_SIZE"), 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/statm") as fh:
+                total += int(fh.read().split()[1]) * page
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total
 
 
 def tree_cpu(pid: int) -> float:
@@ -222,24 +245,28 @@ def tree_cpu(pid: int) -> float:
     return total / hz
 
 
-def run_with_cpu_budget(cmd: list, cwd: str, budget: float):
-    """Run `cmd` (its own process group); kill the group once it has used `budget` CPU seconds. Returns the
-    CompletedProcess (returncode None when stopped) and the CPU seconds it used."""
+def run_with_cpu_budget(cmd: list, cwd: str, budget: float, memory_cap: int = None):
+    """Run `cmd` (its own process group); kill the group once it has used `budget` CPU seconds or holds more
+    than `memory_cap` bytes resident (default MEMORY_CAP). Returns the CompletedProcess (returncode None when
+    stopped), the CPU seconds it used and the peak resident bytes seen."""
     import tempfile
 
+    cap = MEMORY_CAP if memory_cap is None else memory_cap
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True, start_new_session=True)
-        spent, stopped = 0.0, False
+        spent, peak, stopped = 0.0, 0, False
         while proc.poll() is None:
             time.sleep(0.5)
             spent = max(spent, tree_cpu(proc.pid))
-            if spent > budget:
+            peak = max(peak, tree_rss(proc.pid))
+            if spent > budget or peak > cap:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 stopped = True
         out.seek(0)
         err.seek(0)
-        return subprocess.CompletedProcess(cmd, None if stopped else proc.returncode, out.read(), err.read()), spent
+        return (subprocess.CompletedProcess(cmd, None if stopped else proc.returncode, out.read(), err.read()),
+                spent, peak)
 
 
 # --- sampling and running -------------------------------------------------------------------------------------

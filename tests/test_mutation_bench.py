@@ -160,8 +160,16 @@ def test_an_equivalent_entry_can_name_its_function_when_a_line_is_written_twice(
 def test_a_mutant_run_is_stopped_by_its_cpu_budget_not_by_the_clock():
     import mutation
 
-    done, spent = mutation.run_with_cpu_budget([sys.executable, "-c", "print('ok')"], ROOT, 30)
+    done, spent, _ = mutation.run_with_cpu_budget([sys.executable, "-c", "print('ok')"], ROOT, 30)
     assert done.returncode == 0 and done.stdout.strip() == "ok" and spent < 30
     loop = "import os\nos.fork()\nwhile True: pass\n"          # two busy processes: the group's CPU is summed
-    done, spent = mutation.run_with_cpu_budget([sys.executable, "-c", loop], ROOT, 1.0)
+    done, spent, _ = mutation.run_with_cpu_budget([sys.executable, "-c", loop], ROOT, 1.0)
     assert done.returncode is None and spent > 1.0
+
+
+def test_a_mutant_run_growing_without_bound_is_stopped_by_the_memory_cap():
+    import mutation
+
+    grow = "import time\nx = []\nwhile True:\n    x.append(bytearray(2**20))\n    time.sleep(0.001)\n"
+    done, spent, peak = mutation.run_with_cpu_budget([sys.executable, "-c", grow], ROOT, 60, memory_cap=200 * 2**20)
+    assert done.returncode is None and peak > 200 * 2**20 and spent < 60
