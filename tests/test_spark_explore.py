@@ -68,7 +68,9 @@ def test_spark_cases_cover_every_model():
 def test_spark_engine_gives_the_in_process_answers(spark, case):
     name, params, beh = case
     ref = explore(registry.build(name, params, beh))
-    got, drv = _spark(name, params, beh, partitions=3)
+    # two partitions on local[2]: one wave of tasks a stage (a third partition waits for a core: ~30% more time);
+    # the unrecoverable case (traces, the backward fixpoint) and the CLI test below keep three
+    got, drv = _spark(name, params, beh, partitions=3 if case == UNRECOVERABLE else 2)
     assert answers(got) == answers(ref)
     assert drv.bytes > 0 and not drv.stable           # local master: the explorer's hash
     if beh:
