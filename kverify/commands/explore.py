@@ -45,7 +45,7 @@ def add_arguments(parser):
                              "spark: level-synchronous BFS on Spark (--master, --partitions)")
     parser.add_argument("--master", default="local[*]", help="Spark master for --engine spark (default local[*])")
     parser.add_argument("--partitions", type=int, default=None, metavar="N",
-                        help="fingerprint partitions for --engine spark (default 2 x the cores Spark has)")
+                        help="fingerprint partitions for --engine spark (default: one per core Spark has)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="worker processes for --engine processes (default: the machine's cores)")
 
