@@ -212,14 +212,14 @@ CPU_DEFAULT = {"quick": 120, "ci": 900}      # about 2.5x and 3.5x a whole profi
 MEMORY_CAP = 6 * 2**30
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of a process and its live descendants (Linux /proc)."""
-    page, total, todo = os.sysconf("SC_PAGE_SIZE"), 0, [pid]
+def _tree_stats(pid: int, read) -> int:
+    """Sum of `read(pid)` over a process and its live descendants (Linux /proc); a process gone meanwhile
+    counts 0."""
+    total, todo = 0, [pid]
     while todo:
         p = todo.pop()
         try:
-            with open(f"/proc/{p}/statm") as fh:
-                total += int(fh.read().split()[1]) * page
+            total += read(p)
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as fh:
                     todo += [int(c) for c in fh.read().split()]
@@ -228,21 +228,25 @@ def tree_rss(pid: int) -> int:
     return total
 
 
+def _ticks(p: int) -> int:
+    with open(f"/proc/{p}/stat") as fh:
+        f = fh.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in f[11:15])                # utime stime cutime cstime
+
+
+def _resident(p: int) -> int:
+    with open(f"/proc/{p}/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and its live descendants."""
+    return _tree_stats(pid, _resident)
+
+
 def tree_cpu(pid: int) -> float:
-    """CPU seconds of a process, its reaped children and its live descendants (Linux /proc)."""
-    hz, total, todo = os.sysconf("SC_CLK_TCK"), 0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/stat") as fh:
-                f = fh.read().rsplit(")", 1)[1].split()
-            total += sum(int(x) for x in f[11:15])          # utime stime cutime cstime
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as fh:
-                    todo += [int(c) for c in fh.read().split()]
-        except (OSError, ValueError):
-            continue
-    return total / hz
+    """CPU seconds of a process, its reaped children and its live descendants."""
+    return _tree_stats(pid, _ticks) / os.sysconf("SC_CLK_TCK")
 
 
 def run_with_cpu_budget(cmd: list, cwd: str, budget: float, memory_cap: int = None):

@@ -37,7 +37,10 @@ def test_refusals_do_not_hide_balance_and_stickiness_defects(tmp_path):
         p = v.counterexample["problem"]
         assert all(t in p["topics"] for m in p["members"] for t in m["topics"]), name
         assert "error" not in v.counterexample["answer"]
-    assert verdicts["balanced"].refused > 0      # refusals were seen, and skipped, not failed
+    # refusals were seen, and skipped, not failed: on the way to the stickiness defect and by the properties
+    # that hold (balanced fails at once, on the scenario kverify/certify/pinned.py plays first)
+    for name in ("sticky", "complete", "exclusive"):
+        assert verdicts[name].refused > 0, name
 
 
 def test_a_target_that_answers_nothing_is_inconclusive_not_passed(tmp_path):
