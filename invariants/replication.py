@@ -596,3 +596,67 @@ def check_leader_epoch_cached(leaders) -> Optional[str]:
 
 LEADER_EPOCH_CACHED = Invariant("leader-epoch-cached", "a leader's leader-epoch cache ends with its own leader epoch "
                                 "(recorded where it started)", check_leader_epoch_cached)
+
+
+# --- an invalid reassignment target is refused (added for issue 17's detection power) ----------------------------
+def reassignment_target_error(target, brokers) -> Optional[str]:
+    """Why a reassignment `target` (a replica list) is invalid in a cluster whose broker ids are `brokers`, or None.
+    Kafka's ZK controller (core/src/main/scala/kafka/controller/KafkaController.scala, validateReplicas, run by
+    processApiPartitionReassignment for every partition of an AlterPartitionReassignments request) answers
+    INVALID_REPLICA_ASSIGNMENT for an empty replica list, duplicate replica ids, a negative broker id, and new
+    replicas that are not live brokers; a broker id the cluster does not have is never live. (Only these are stated
+    here: a known broker that is down is refused by Kafka but accepted by the reference controller, which checks
+    that target brokers exist; that case is judged neither way.)"""
+    if not target:
+        return "empty replica list"
+    if len(set(target)) != len(target):
+        return "duplicate replica ids"
+    unknown = sorted(b for b in set(target) if b not in brokers)
+    if unknown:
+        return f"brokers {unknown} are not in the cluster"
+    return None
+
+
+class ReassignRequestView(NamedTuple):
+    """One partition as a reassignment request finds it or leaves it (the impl cluster maps its controller and
+    metadata store onto this; the abstract model has no admin requests)."""
+    brokers: tuple                  # every broker id of the cluster
+    live: tuple                     # the brokers the active controller counts live
+    replicas: tuple                 # the partition's stored replica set
+    reassignment: Optional[tuple]   # (original replicas, target replicas) the store records for it
+    state: object                   # what the metadata store and the controllers hold, compared whole
+
+
+def check_reassignment_request(prev: ReassignRequestView, action, nxt: ReassignRequestView) -> Optional[str]:
+    """A STEP property of ("reassign", topic, partition, target) steps (an AlterPartitionReassignments request for
+    one partition). Forbids: a target that `reassignment_target_error` names invalid changing anything (Kafka
+    answers INVALID_REPLICA_ASSIGNMENT and records nothing: KafkaController.processApiPartitionReassignment puts
+    the error in the results and never passes the partition to maybeTriggerPartitionReassignment); a valid target
+    whose brokers are all live, for a partition with no reassignment in progress, not being recorded as (current
+    replicas, target) (Kafka records it: maybeTriggerPartitionReassignment -> onPartitionReassignment, which writes
+    the target and the original replicas as adding/removing replicas). Allows: every other step."""
+    if action[0] != "reassign":
+        return None
+    target = tuple(action[3])
+    why = reassignment_target_error(target, prev.brokers)
+    if why is not None:
+        if nxt != prev:
+            return (f"a reassignment to {list(target)} ({why}) was not refused: the reassignment recorded is "
+                    f"{_fmt_reassignment(nxt.reassignment)}, replicas {list(nxt.replicas)}"
+                    + ("" if nxt[:4] != prev[:4] else ", but the controller's state changed"))
+        return None
+    if prev.reassignment is None and all(b in prev.live for b in target):
+        want = (tuple(prev.replicas), target)
+        if nxt.reassignment != want:
+            return (f"a valid reassignment of replicas {list(prev.replicas)} to {list(target)} was not recorded: the "
+                    f"reassignment recorded is {_fmt_reassignment(nxt.reassignment)}")
+    return None
+
+
+def _fmt_reassignment(r) -> str:
+    return "none" if r is None else f"{list(r[0])} -> {list(r[1])}"
+
+
+REASSIGN_REQUEST = Invariant("reassignment-request-validated", "a reassignment to an empty, duplicate or unknown "
+                             "replica list is refused and changes nothing; a valid one to live brokers is recorded",
+                             check_reassignment_request, kind="step")

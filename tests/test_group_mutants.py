@@ -5,6 +5,7 @@ Every mutant is planted in process the way tests/planted_mutants.py does it (the
 from its own source with exactly the one change cosmic-ray made) and judged by the very `kverify verify` check
 that would have to fail on it, at the quick profile's bounds."""
 import inspect
+import json
 import textwrap
 
 import pytest
@@ -14,7 +15,7 @@ from kverify.impl.consumer import client as kip848_client
 from kverify.impl.consumer import coordinator as kip848_coordinator
 from kverify.impl.consumer.assignors import uniform_heterogeneous
 from kverify.impl.coordinator import coordinator as coordinator_module
-from kverify.impl.coordinator import loading, offset_handling
+from kverify.impl.coordinator import loading, membership, offset_handling
 from kverify.impl.member import config as classic_config
 from kverify.impl.member import member as classic_member
 from kverify.invariants.consumer_group import CGView, Leave, leave_commits_consumed, server_assignor_recorded
@@ -86,6 +87,38 @@ SURVIVORS = {
                                       "if err == E.REBALANCE_IN_PROGRESS:", "if err <= E.REBALANCE_IN_PROGRESS:",
                                       "ILLEGAL_GENERATION and FENCED_INSTANCE_ID (sorting before it) are handled as "
                                       "REBALANCE_IN_PROGRESS: the member keeps its generation"),
+    # impl/member/member.py Member._fetch_positions, ReplaceComparisonOperator_Eq_Lt
+    "fetch-waits-for-commit": (classic_member, "Member", "_fetch_positions", 'if any(f.kind == "fetch" for f in',
+                               'if any(f.kind < "fetch" for f in',
+                               "a member sends OffsetFetch again while its own is in flight (and waits for an "
+                               "OffsetCommit in flight instead)"),
+    # impl/member/member.py Member._fetch_positions, ReplaceComparisonOperator_Eq_Is
+    "fetch-kind-by-identity": (classic_member, "Member", "_fetch_positions", 'if any(f.kind == "fetch" for f in',
+                               'if any(f.kind is "fetch" for f in',
+                               "an in-flight OffsetFetch recognised by string identity: one whose kind is an equal "
+                               "but distinct string (a state unpickled by another process) is not seen"),
+    # impl/coordinator/membership.py MembershipHandling._current_member_join, ReplaceComparisonOperator_Eq_Is
+    "rejoining-leader-by-identity": (membership, "MembershipHandling", "_current_member_join",
+                                     "if group.leader_id == mid else ()", "if group.leader_id is mid else ()",
+                                     "the leader re-sending its JoinGroup in CompletingRebalance gets no member "
+                                     "metadata unless its id is the coordinator's own string object"),
+    # impl/coordinator/offset_handling.py OffsetHandling._remove_expired_offsets, ReplaceComparisonOperator_GtE_Is
+    "expire-timestamp-by-identity": (offset_handling, "OffsetHandling", "_remove_expired_offsets",
+                                     "elif now >= co.expire_timestamp:", "elif now is co.expire_timestamp:",
+                                     "an offset committed with a retention time never expires after its "
+                                     "expireTimestamp"),
+    # impl/coordinator/offset_handling.py OffsetHandling._remove_expired_offsets, ReplaceComparisonOperator_GtE_Gt
+    "expire-timestamp-exclusive": (offset_handling, "OffsetHandling", "_remove_expired_offsets",
+                                   "elif now >= co.expire_timestamp:", "elif now > co.expire_timestamp:",
+                                   "an offset is kept by the expiry run that happens exactly at its expireTimestamp"),
+    # impl/coordinator/offset_handling.py OffsetHandling.on_partitions_deleted, ReplaceBinaryOperator_BitAnd_Mod
+    "deleted-partitions-mod": (offset_handling, "OffsetHandling", "on_partitions_deleted",
+                               "targets & (set(g.offsets)", "targets % (set(g.offsets)",
+                               "topic deletion raises instead of removing the deleted partitions' offsets"),
+    # impl/coordinator/offset_handling.py OffsetHandling.on_partitions_deleted, ReplaceBinaryOperator_BitAnd_BitOr
+    "deleted-partitions-or": (offset_handling, "OffsetHandling", "on_partitions_deleted",
+                              "targets & (set(g.offsets)", "targets | (set(g.offsets)",
+                              "topic deletion removes every offset of every group, not only the deleted ones'"),
 }
 
 
@@ -324,3 +357,105 @@ def test_a_fenced_heartbeat_handled_as_a_rebalance_is_caught_in_quick(tmp_path, 
     bad = run(_ctx(tmp_path / "bad"))
     assert bad.verdict == FAIL, bad.summary
     assert [v["invariant"] for v in bad.violations] == ["fenced-gives-up-generation"], bad.summary
+
+
+# --- the classic member: one OffsetFetch of its partitions at a time (ConsumerCoordinator.fetchCommittedOffsets) --
+def _fetching(*kinds_and_parts):
+    from types import SimpleNamespace
+
+    from kverify.impl.member.member import InFlight, Generation
+    gen = Generation(1, "m0-x", "range")
+    inflight = {cid: InFlight(kind, gen, 0, parts) for cid, (kind, parts) in enumerate(kinds_and_parts, 1)}
+    return SimpleNamespace(members=(SimpleNamespace(inflight=inflight),))
+
+
+def test_fetch_not_repeated_on_states():
+    from kverify.impl.coordinator.messages import TopicPartition
+
+    world = registry.build("group-world", {"members": 1})
+    check = world._check_fetch_not_repeated
+    t0, t1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    assert check(_fetching(("fetch", (t0,)), ("commit", ()))) is None
+    assert check(_fetching(("fetch", (t0,)), ("fetch", (t1,)))) is None        # Kafka: another request, another future
+    assert check(_fetching(("fetch", (t0,)), ("fetch", (t0,)))) == (
+        "m0 sent OffsetFetch 2 of ['t-0'] under generation 1 while an identical one was still in flight")
+
+
+def test_a_fetch_repeated_while_in_flight_is_caught_in_quick(tmp_path, monkeypatch):
+    """Planted (member.py `f.kind == "fetch"` -> `f.kind < "fetch"`): the member looks for an OffsetCommit in flight
+    instead of its OffsetFetch, so it sends the same OffsetFetch again at its next poll."""
+    check = P._explore_check("group-world")
+    ok = check(_ctx(tmp_path / "ok"))
+    assert ok.verdict != FAIL and not ok.violations, ok.summary     # quick caps group-world: INCONCLUSIVE
+    plant(monkeypatch, "fetch-waits-for-commit")
+    bad = check(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["offset-fetch-not-repeated"], bad.summary
+
+
+@pytest.mark.filterwarnings("ignore:\"is\" with a literal:SyntaxWarning")
+def test_fetch_kind_by_identity_is_caught_across_worker_processes(monkeypatch):
+    """`f.kind is "fetch"` agrees with `==` while every InFlight was built in this process (its kind is the interned
+    literal); the process-parallel explorer pickles states between workers, and an unpickled kind is an equal but
+    distinct string. Serial exploration cannot tell the mutant apart; two worker processes can. No check of the
+    quick profile explores group-world on processes (docs/notes/requests.md asks for one), so the mutant survives
+    quick: this test is the evidence that it is a real bug, not an equivalent."""
+    import pickle
+
+    from kverify.model.search.parallel import explore_processes
+
+    literal = "fetch"
+    kind = pickle.loads(pickle.dumps(_fetching((literal, ())).members[0].inflight[1])).kind
+    assert kind == literal and kind is not literal
+    bound = {"members": 1, "events": 3, "faults": 0}
+    assert not explore_processes(registry.build("group-world", bound), workers=2, graph_limit=0).violations
+    plant(monkeypatch, "fetch-kind-by-identity")
+    serial = explore(registry.build("group-world", bound), graph=False)
+    assert serial.complete and not serial.violations
+    bad = explore_processes(registry.build("group-world", bound), workers=2, graph_limit=0)
+    assert "offset-fetch-not-repeated" in [f.invariant for f in bad.violations]
+
+
+# --- the coordinator through the conformance scenarios: ids as a broker receives them, retention, topic deletion --
+def test_the_adapter_hands_over_equal_strings_never_the_coordinators_own():
+    from kverify.conformance.adapter import as_received
+
+    mid = "-".join(["clientId", "0000"])                         # built at run time, like a generated member id
+    got = as_received({"member_id": mid, "assignment": {mid: "00"}, "members": [{"member_id": mid}], "generation": 1})
+    assert got == {"member_id": mid, "assignment": {mid: "00"}, "members": [{"member_id": mid}], "generation": 1}
+    assert got["member_id"] is not mid and next(iter(got["assignment"])) is not mid
+    assert got["members"][0]["member_id"] is not mid
+
+
+@pytest.mark.parametrize("name, scenario", [
+    ("rejoining-leader-by-identity", "leader_rejoin_in_completing_rebalance_gets_members_again"),
+    ("expire-timestamp-by-identity", "offsets_with_retention_time_expire_at_their_expire_timestamp"),
+    ("expire-timestamp-exclusive", "offsets_with_retention_time_expire_at_their_expire_timestamp"),
+    ("deleted-partitions-mod", "deleted_partitions_offsets_removed_from_every_group"),
+    ("deleted-partitions-or", "deleted_partitions_offsets_removed_from_every_group"),
+])
+def test_coordinator_mutants_are_caught_by_the_scenarios(tmp_path, monkeypatch, name, scenario):
+    ok = P._conformance(_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS, ok.summary
+    plant(monkeypatch, name)
+    bad = P._conformance(_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["signature"] for v in bad.violations] == [scenario], bad.summary
+
+
+def test_the_format_extensions_are_validated():
+    from kverify.conformance.format import FormatError, load_text
+
+    def one(steps, features=()):
+        return json.dumps({"id": "t", "source": "s", "topic": "commit_fetch", "features": list(features),
+                           "config": {}, "steps": steps})
+
+    commit = {"op": "commit", "as": "c", "group": "groupId", "offsets": {"foo-0": {"offset": 1}}}
+    assert load_text(one([commit]))[0].steps[0]["retention_time_ms"] == -1
+    with pytest.raises(FormatError, match="retention_time_ms must be -1"):
+        load_text(one([dict(commit, retention_time_ms=-2)]))
+    with pytest.raises(FormatError, match="partition_deletion"):
+        load_text(one([{"op": "delete_partitions", "partitions": ["foo-0"]}]))
+    with pytest.raises(FormatError, match="delete_partitions.partitions"):
+        load_text(one([{"op": "delete_partitions", "partitions": []}], ["partition_deletion"]))
+    assert load_text(one([{"op": "delete_partitions", "partitions": ["foo-0"]}], ["partition_deletion"]))

@@ -21,7 +21,11 @@ runs on it, at the quick profile's bounds:
   mapping impl/replication/invariant_view.py giving every partition min ISR 1 (`or 1` -> `and 1`), and a leader
   refusing writes at the minimum; `min-isr-completion`: a waiting write answered NOT_ENOUGH_REPLICAS_AFTER_APPEND
   although the maximal ISR meets the minimum. (Before these two, such mutants only left the `acked-all` sometimes
-  unreached: INCONCLUSIVE, which does not fail the quick gate.)"""
+  unreached: INCONCLUSIVE, which does not fail the quick gate.)
+- `reassignment-request-validated` (a step property, on `liveness:replication-world/reassign`, whose world now also
+  sends the targets Kafka refuses: empty, a broker twice, an unknown broker): a controller that accepts one.
+- `conformance:replica-placement` (tests/scenarios/replica_placement.json, every profile): a placement whose
+  follower shift never grows once partition ids wrap around the broker list (the worlds never get that far)."""
 import inspect
 
 import pytest
@@ -292,3 +296,94 @@ def test_write_never_answered_is_caught(name, tmp_path, monkeypatch):
     bad = (liveness_walks._check(check) if check.startswith("liveness:walk/") else P._liveness_check(check))(ctx)
     assert bad.verdict == FAIL, bad.summary
     assert "acks-all-answered" in bad.summary, bad.summary
+
+
+# --- reassignment targets Kafka refuses (quick sample seed 1729: controller_ops.py reassign,
+# ReplaceComparisonOperator_NotEq_Gt `len(set(target)) > len(target)`, never true: a duplicate target is accepted) ---
+REASSIGN = "liveness:replication-world/reassign"
+_TARGET_CHECK = "if not target or len(set(target)) != len(target) or any(b not in self.brokers for b in target):"
+REASSIGN_TARGETS = {
+    "reassign-accepts-duplicates": ("len(set(target)) != len(target)", "len(set(target)) > len(target)"),
+    "reassign-accepts-empty": ("if not target or", "if False or"),
+    "reassign-checks-one-broker": ("any(b not in self.brokers", "all(b not in self.brokers"),
+}
+
+
+def test_reassignment_request_on_views():
+    from kverify.invariants.replication import ReassignRequestView as V, check_reassignment_request as check
+
+    before = V((0, 1, 2, 3), (1, 2, 3), (1, 2), None, "held")
+    assert check(before, ("reassign", "t", 0, [1, 1]), before) is None                  # refused, nothing changed
+    assert check(before, ("reassign", "t", 0, [2, 3]), before._replace(reassignment=((1, 2), (2, 3)))) is None
+    assert check(before, ("produce", "t", 0, 1, -1, 1), before._replace(state="other")) is None
+    assert check(before, ("reassign", "t", 0, []), before._replace(reassignment=((1, 2), ()))) == \
+        "a reassignment to [] (empty replica list) was not refused: the reassignment recorded is [1, 2] -> [], " \
+        "replicas [1, 2]"
+    assert "(brokers [9] are not in the cluster) was not refused" in \
+        check(before, ("reassign", "t", 0, [1, 9]), before._replace(state="other"))
+    assert check(before, ("reassign", "t", 0, [2, 3]), before) == \
+        "a valid reassignment of replicas [1, 2] to [2, 3] was not recorded: the reassignment recorded is none"
+    dead = before._replace(live=(1, 2))                 # a known broker that is down: judged neither way
+    assert check(dead, ("reassign", "t", 0, [2, 3]), dead) is None
+
+
+def test_world_offers_refused_targets(tmp_path):
+    world = RW.make(RW.SPEC.resolve({"brokers": 2, "rf": 1, "min_isr": 1, "reassignments": 1, "crashes": 0,
+                                     "records": 0, "failovers": 0, "preferred": 0}))
+    s = world.init_states()[0]
+    offered = [a[3] for a in world.actions(s) if a[0] == "reassign"]
+    assert offered == [(2,), (), (1, 1), (1, 3)]
+    for target in offered[1:]:                          # each refused: nothing changes, budgets included
+        assert world.step(s, ("reassign", "t", 0, target)) == s
+
+
+@pytest.mark.parametrize("name", sorted(REASSIGN_TARGETS))
+def test_accepting_an_invalid_reassignment_target_is_caught(name, tmp_path, monkeypatch):
+    old, new = REASSIGN_TARGETS[name]
+    assert inspect.getsource(controller_ops.ControllerOps.reassign).count(_TARGET_CHECK) == 1
+    monkeypatch.setitem(planted_mutants.MUTANTS, name, _OPS + ("reassign", old, new, name))
+    planted_mutants.plant(monkeypatch, name)
+    from kverify.reports.record import Counterexample
+    from kverify.reports.replayer import replay_record
+
+    bad = _run(REASSIGN, tmp_path)
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["reassignment-request-validated"], bad.summary
+    cx = Counterexample.load(bad.reports[0])
+    assert cx.trace[-1].action[0] == "reassign" and replay_record(cx).reproduced
+    monkeypatch.undo()
+    assert not replay_record(cx).reproduced             # the correct controller refuses the target
+
+
+# --- Kafka's replica placement past the first round of partitions (quick sample seed 1729: placement.py
+# assign_replicas, `current % n == 0` -> `current | n == 0`, never true: the follower shift never grows) ------------
+_SHIFT = ("if current > 0 and current % n == 0:", "if current > 0 and current | n == 0:")
+
+
+def test_placement_table_agrees_with_the_reference(tmp_path):
+    ok = P._replica_placement(planted_mutants.quick_ctx(tmp_path))
+    assert ok.verdict == PASS and ok.covered == {"vectors": 7}, ok.summary
+    assert "conformance:replica-placement" in [c.name for c in P.conformance("quick")]
+
+
+def test_placement_shift_never_growing_is_caught(tmp_path, monkeypatch):
+    table = {"shift-never-grows": (placement, "assign_replicas", *_SHIFT, "the follower shift never grows")}
+    planted_mutants.plant_function(monkeypatch, "shift-never-grows", table)
+    bad = P._replica_placement(planted_mutants.quick_ctx(tmp_path))
+    assert bad.verdict == FAIL, bad.summary
+    assert {v["invariant"] for v in bad.violations} == {"replica-placement"}
+    # every placement vector of the table has partition ids past the first round of brokers
+    assert [v["message"].split(":")[0] for v in bad.violations] == [
+        "kafka-test-5-brokers-10-partitions-rf3", "3-brokers-7-partitions-rf2-shift-wraps",
+        "4-sparse-brokers-6-partitions-rf3-fixed-start-1", "3-brokers-add-4-partitions-from-2-rf3",
+        "4-brokers-5-partitions-rf2-random-start-2-shift-0"], bad.summary
+    assert "partition 5 on [0, 1, 2] here, on [0, 2, 3] in Kafka" in bad.violations[0]["message"]
+
+
+def test_placement_table_catches_a_wrong_refusal(tmp_path, monkeypatch):
+    """The refusal rows: a placement accepting replication factor 0 answers them instead of throwing."""
+    table = {"rf0-accepted": (placement, "assign_replicas", "if replication_factor <= 0:",
+                              "if replication_factor < 0:", "replication factor 0 accepted")}
+    planted_mutants.plant_function(monkeypatch, "rf0-accepted", table)
+    bad = P._replica_placement(planted_mutants.quick_ctx(tmp_path))
+    assert bad.verdict == FAIL and [v["message"].split(":")[0] for v in bad.violations] == ["kafka-test-rf0-refused"]

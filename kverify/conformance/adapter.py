@@ -59,6 +59,19 @@ def normalize(kind: str, resp) -> dict:
     raise ValueError(f"unknown response kind {kind}")
 
 
+def as_received(value):
+    """A request's fields as a broker holds them: decoded from the request's bytes. A reference resolves to the
+    very string object the coordinator answered (a generated member id); a broker never gets that object back,
+    only an equal string, so the coordinator must compare ids by value (Kafka: `leaderId.contains(memberId)`)."""
+    if isinstance(value, str):
+        return value.encode("utf-8").decode("utf-8")
+    if isinstance(value, list):
+        return [as_received(v) for v in value]
+    if isinstance(value, dict):
+        return {as_received(k): as_received(v) for k, v in value.items()}
+    return value
+
+
 def build_request(op: str, f: dict, cid: int):
     """A resolved request step -> the coordinator request value."""
     if op == "join":
@@ -85,7 +98,8 @@ def build_request(op: str, f: dict, cid: int):
             group_id=f["group"], generation_id=f["generation"], member_id=f["member_id"],
             group_instance_id=f["instance_id"],
             offsets=tuple((_tp(tp), M.OffsetAndMetadata(o["offset"], o.get("leader_epoch"), o.get("metadata", "")))
-                          for tp, o in f["offsets"].items()), correlation_id=cid)
+                          for tp, o in f["offsets"].items()), retention_time_ms=f.get("retention_time_ms", -1),
+            correlation_id=cid)
     if op == "fetch_offsets":
         parts = None if f["partitions"] is None else tuple(_tp(p) for p in f["partitions"])
         return M.OffsetFetchRequest(group_id=f["group"], partitions=parts, require_stable=f["require_stable"],
@@ -143,7 +157,7 @@ class CoordinatorAdapter:
         self._next_cid += 1
         self._label_of[cid] = label
         self._kind[label] = op
-        req = build_request(op, fields, cid)
+        req = build_request(op, as_received(fields), cid)
         try:
             replies = self.coord.handle(req)
         except self._illegal as exc:
@@ -184,6 +198,9 @@ class CoordinatorAdapter:
 
     def complete_partition_load(self, partition) -> None:
         self._record(self.coord.internal.complete_partition_load(partition))
+
+    def delete_partitions(self, partitions) -> None:
+        self._record(self.coord.on_partitions_deleted([_tp(p) for p in partitions]))
 
     # ---- introspection (features group_state_introspection, group_introspection)
     def group(self, group_id):

@@ -11,8 +11,12 @@ client `clientId`/`clientHost`, protocols `[["range",""]]`, ...).
 
 kverify extensions (everything else is exactly the format): three optional config keys for the
 periodic offset-expiry task (`offsets_expiration_enabled`, default false as in GroupCoordinatorTest,
-`offsets_retention_ms`, `offsets_retention_check_interval_ms`), and `at_ms`, where present, must
-equal the clock (sum of earlier advances) rather than being purely informational.
+`offsets_retention_ms`, `offsets_retention_check_interval_ms`); an optional `retention_time_ms` of
+`commit` (OffsetCommit v2-v4's retention_time: -1, the default, is none; otherwise KafkaApis
+handleOffsetCommitRequest stores expireTimestamp = now + retention_time); the setup op
+`delete_partitions` (feature `partition_deletion`: a topic's partitions were deleted,
+GroupCoordinator.handleDeletedPartitions); and `at_ms`, where present, must equal the clock (sum of
+earlier advances) rather than being purely informational.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ TOPICS = ("join", "sync", "heartbeat", "leave", "commit_fetch", "session_timeout
           "initial_delay", "static_membership", "pending_members", "max_size", "protocol_selection",
           "describe_list", "delete", "coordinator_status")
 FEATURES = ("group_state_introspection", "group_introspection", "internal_setup", "log_append_error",
-            "partition_loading", "exception")
+            "partition_loading", "exception", "partition_deletion")
 STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 
 # config key -> (default, kind)
@@ -58,7 +62,8 @@ REQUEST_OPS = {
              "protocol_type": None, "protocol_name": None, "assignment": {}},
     "heartbeat": {"group": _REQ, "member_id": _REQ, "generation": _REQ, "instance_id": None},
     "leave": {"group": _REQ, "members": _REQ},
-    "commit": {"group": _REQ, "offsets": _REQ, "member_id": "", "instance_id": None, "generation": -1},
+    "commit": {"group": _REQ, "offsets": _REQ, "member_id": "", "instance_id": None, "generation": -1,
+               "retention_time_ms": -1},
     "fetch_offsets": {"group": _REQ, "require_stable": True, "partitions": None},
     "describe": {"group": _REQ},
     "list_groups": {"states": []},
@@ -89,6 +94,7 @@ SETUP_OPS = {
     "force_prepare_rebalance": ({"group"}, set(), "internal_setup"),
     "set_partition_loading": ({"partition"}, set(), "partition_loading"),
     "complete_partition_load": ({"partition"}, set(), "partition_loading"),
+    "delete_partitions": ({"partitions"}, set(), "partition_deletion"),
 }
 CREATE_MEMBER_FIELDS = {"member_id": _REQ, "instance_id": None, "client_id": "clientId", "client_host": "clientHost",
                         "rebalance_timeout_ms": 500, "session_timeout_ms": 500, "protocol_type": "consumer",
@@ -427,6 +433,11 @@ class _Steps:
                 c.fail(f"force_transition.to must be a group state ({', '.join(STATES)})")
         elif op == "force_prepare_rebalance":
             _str(st["group"], "force_prepare_rebalance.group", c)
+        elif op == "delete_partitions":
+            if not isinstance(st["partitions"], list) or not st["partitions"]:
+                c.fail("delete_partitions.partitions must be a non-empty list of \"topic-partition\"")
+            for i, tp in enumerate(st["partitions"]):
+                _partition(tp, f"delete_partitions.partitions[{i}]", c)
         elif op == "create_group":
             _str(st["group"], "create_group.group", c)
             if st["state"] not in STATES:
@@ -586,6 +597,10 @@ def _check_request_field(op, k, v, c, name=None):
         _str(v, name, c, nullable=(op != "join"))
     elif k in ("session_timeout_ms", "rebalance_timeout_ms", "generation"):
         _int(v, name, c)
+    elif k == "retention_time_ms":
+        _int(v, name, c)
+        if v < -1:
+            c.fail(f"{name} must be -1 (none) or a retention in ms")
     elif k in ("require_known_member_id", "support_skipping_assignment", "require_stable"):
         if not isinstance(v, bool):
             c.fail(f"{name} must be a boolean")

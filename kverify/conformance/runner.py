@@ -113,6 +113,8 @@ class _Run:
             self.a.set_partition_loading(st["partition"])
         elif op == "complete_partition_load":
             self.a.complete_partition_load(st["partition"])
+        elif op == "delete_partitions":
+            self.a.delete_partitions(st["partitions"])
         else:
             self.check(st)
 

@@ -49,7 +49,8 @@ INTERNAL_OPS = {"create_group": "create_group (coordinator internals)",
                 "force_transition": "force_transition (coordinator internals)",
                 "force_prepare_rebalance": "force_prepare_rebalance (coordinator internals)",
                 "set_partition_loading": "set_partition_loading (offsets partition loading)",
-                "complete_partition_load": "complete_partition_load (offsets partition loading)"}
+                "complete_partition_load": "complete_partition_load (offsets partition loading)",
+                "delete_partitions": "delete_partitions (topic deletion inside the broker)"}
 API_OF = {"join": JoinGroupRequest, "sync": SyncGroupRequest, "heartbeat": HeartbeatRequest,
           "leave": LeaveGroupRequest, "commit": OffsetCommitRequest, "fetch_offsets": OffsetFetchRequest,
           "describe": DescribeGroupsRequest, "list_groups": ListGroupsRequest,
@@ -88,6 +89,8 @@ def not_runnable(sc, offered: Optional[dict] = None, broker_config: Optional[dic
                     "JoinGroup v0-3 express and those versions do not carry them")
         if op in INTERNAL_OPS:
             return INTERNAL_OPS[op]
+        if op == "commit" and st.get("retention_time_ms", -1) != -1:
+            return "commit with retention_time_ms (an OffsetCommit v2-v4 field the wire client does not send)"
         if op == "set_log_append_result" and st["error"] != "NONE":
             return f"set_log_append_result {st['error']} (a mocked log append)"
         if op == "expect" and "raises" in st:

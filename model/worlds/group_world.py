@@ -340,6 +340,10 @@ class GroupWorld(Protocol):
             Invariant("offset-fetch-reads-committed",
                       "an OffsetFetch answer gives, for each partition it answers without error, the offset the group has committed (-1: none)",
                       self._check_fetch_reads_committed, "step", ()),
+            Invariant("offset-fetch-not-repeated",
+                      "a member never sends an OffsetFetch while its own OffsetFetch of the same partitions under the "
+                      "same generation is in flight (it waits for that answer)",
+                      self._check_fetch_not_repeated, "state", ()),
         )
         # zombie-fenced needs a process that stops (pause/crash budget): without faults it is not required
         self._some = tuple(x for x in group_sometimes(self.view, self.n, failover=False)
@@ -1052,6 +1056,24 @@ class GroupWorld(Protocol):
                 want = -1 if co is None else co.offset
                 if part.offset != want:
                     return f"OffsetFetch answered {part.partition} at {part.offset}, the group's committed offset is {want}"
+        return None
+
+    def _check_fetch_not_repeated(self, s) -> Optional[str]:
+        """Kafka's ConsumerCoordinator.fetchCommittedOffsets keeps the OffsetFetch it sent as
+        `pendingCommittedOffsetRequest` and, while it is unanswered, polls that future again whenever
+        `sameRequest(partitions, generation)` holds instead of sending a new one: a member never has two
+        OffsetFetch requests of the same partitions and generation in flight. Reads each member's in-flight
+        requests (kind "fetch": sent generation, partitions)."""
+        for m in range(self.n):
+            seen = set()
+            for cid, f in sorted(s.members[m].inflight.items()):
+                if f.kind != "fetch":
+                    continue
+                key = (f.sent, tuple(sorted(f.payload)))
+                if key in seen:
+                    return (f"m{m} sent OffsetFetch {cid} of {[str(tp) for tp in key[1]]} under generation "
+                            f"{f.sent.generation_id} while an identical one was still in flight")
+                seen.add(key)
         return None
 
     def _check_static_unique(self, s) -> Optional[str]:

@@ -3,7 +3,8 @@ controller writes, no produce answers), and their binding to a world's states.
 
 Why a module of its own: replication-world and offsets-world run the same Cluster and judge it with the same
 objects of invariants/replication.py (isr-shrink-only-lagging, isr-shrink-drops-lagging, leaderless-write-drops-
-only-leader, leader-epoch-cached, min-isr-refusal, min-isr-completion); each is mapped here once.
+only-leader, leader-epoch-cached, min-isr-refusal, min-isr-completion, reassignment-request-validated); each is
+mapped here once.
 """
 from __future__ import annotations
 
@@ -128,6 +129,25 @@ def check_min_isr_completions(s_cluster: Cluster, a, t_cluster: Cluster, min_isr
     return None
 
 
+def reassign_request_view(c: Cluster, tp) -> RI.ReassignRequestView:
+    """RI.ReassignRequestView of partition tp: the cluster's brokers, the active controller's live brokers, the stored
+    replica set and reassignment, and what the metadata store and every controller hold (compared whole)."""
+    ctrl = c.active_controller()
+    live = () if ctrl is None else tuple(sorted(ctrl.live_set()))
+    held = (c.store.snapshot(), tuple(x.snapshot() for _, x in sorted(c.controllers.items())))
+    return RI.ReassignRequestView(tuple(sorted(c.brokers)), live, tuple(c.store.assignments.get(tp, ())),
+                                  c.store.reassignments.get(tp), held)
+
+
+def check_reassign_requests(s_cluster: Cluster, a, t_cluster: Cluster, f=RI.REASSIGN_REQUEST.check):
+    """RI.REASSIGN_REQUEST on a ("reassign", topic, partition, target) step."""
+    if a[0] != "reassign":
+        return None
+    tp = (a[1], a[2])
+    msg = f(reassign_request_view(s_cluster, tp), a, reassign_request_view(t_cluster, tp))
+    return None if msg is None else f"{tp[0]}-{tp[1]}: {msg}"
+
+
 def cluster_invariants(cluster_of, min_isr_of) -> list:
     """The properties above as Invariant objects over a world's states: `cluster_of(state)` -> its Cluster,
     `min_isr_of(state, tp)` -> the partition's ReplView.min_isr (the shared view's effective min.insync.replicas).
@@ -147,4 +167,5 @@ def cluster_invariants(cluster_of, min_isr_of) -> list:
                                                                          lambda tp: min_isr_of(s, tp))),
         step(RI.MIN_ISR_COMPLETION, lambda s, a, t: check_min_isr_completions(cluster_of(s), a, cluster_of(t),
                                                                                lambda tp: min_isr_of(t, tp))),
+        step(RI.REASSIGN_REQUEST, lambda s, a, t: check_reassign_requests(cluster_of(s), a, cluster_of(t))),
     ]

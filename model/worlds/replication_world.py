@@ -23,7 +23,8 @@ listed in this order:
   flush(b)                                a broker's logs and HW checkpoint reach the disk
   crash(b, lossy) / restart(b)            a broker process dies (lossy: its unflushed suffix is gone)
   elect_controller(b) / handle_broker_changes / elect_preferred(t, p) / reassign(t, p, target) /
-  reassignment_step(t, p)                 the controller's decisions
+  reassignment_step(t, p)                 the controller's decisions (reassign also offers targets Kafka refuses:
+                                          empty, a broker twice, an unknown broker)
   expire_controller(b)                    the controller's session expires; its process runs on as a
   zombie_broker_changes(b)                zombie that may still process broker failures on its stale view
   controlled_shutdown(b) / stop(b)        a broker asks to shut down (its leaderships move, it leaves the
@@ -78,6 +79,7 @@ very same actions (message ids included): the walker may memoise by state (`memo
 from __future__ import annotations
 
 from kverify.impl.replication import Cluster, ReplicationConfig, assign_replicas
+from kverify.impl.replication.controller_ops import ControllerError
 from kverify.impl.replication import behaviours as B
 from kverify.impl.replication import elections
 from kverify.impl.replication import steps
@@ -458,7 +460,7 @@ class ReplicationWorld(Protocol):
                 if tp in ctrl.reassignments or tp in c.store.reassignments:
                     out.append(("reassignment_step", tp[0], tp[1]))
                 elif bud[REASSIGNS] and may_fault and not c.store.reassignments:
-                    for target in self._targets(ctrl.assignments[tp]):
+                    for target in self._targets(ctrl.assignments[tp]) + self._invalid_targets(ctrl.assignments[tp]):
                         out.append(("reassign", tp[0], tp[1], target))
             if bud[SHUTDOWNS] and may_fault:
                 for b in alive:
@@ -529,6 +531,13 @@ class ReplicationWorld(Protocol):
                 seen.add(t)
                 uniq.append(t)
         return uniq
+
+    def _invalid_targets(self, ar: tuple) -> list:
+        """Reassignment targets Kafka refuses (INVALID_REPLICA_ASSIGNMENT; invariants/replication.py
+        reassignment_target_error): an empty list, AR with its first replica listed again, and AR plus a broker id
+        the cluster does not have (next to known ones, so a check of only some brokers misses it). A refused request
+        changes nothing, not even the budget (which counts reassignments started): the step loops on its state."""
+        return [(), ar + ar[:1], ar + (self.data_brokers[-1] + 1,)]
 
     def step(self, s: RWState, a: tuple) -> RWState:
         c = s.cluster.copy()
@@ -605,8 +614,14 @@ class ReplicationWorld(Protocol):
             c.elect_preferred((a[1], a[2]))
             bud[PREFERRED] -= 1
         elif name == "reassign":
-            c.reassign((a[1], a[2]), a[3])
-            bud[REASSIGNS] -= 1
+            try:
+                c.reassign((a[1], a[2]), a[3])
+                bud[REASSIGNS] -= 1
+            except ControllerError:
+                # an invalid target is answered INVALID_REPLICA_ASSIGNMENT (reassignment-request-validated judges
+                # that nothing changed); any other refusal stays a finding of the step
+                if RI.reassignment_target_error(tuple(a[3]), c.brokers) is None:
+                    raise
         elif name == "reassignment_step":
             c.reassignment_step((a[1], a[2]))
         else:
