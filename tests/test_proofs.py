@@ -68,18 +68,24 @@ def test_min_value_witness_is_shortest_and_real():
 
 
 # The KIP-848 obligations are proved, and falsified with the depth of their trace and its replay in the model, in
-# tests/test_proofs_consumer_group.py (which checks it has every one of them): each solver query runs once.
-ELSEWHERE = "consumer-group-"
+# tests/test_proofs_consumer_group.py; the replication ones, proved with the detail of their strengthening and
+# falsified by each of their breaking behaviours with a replayed trace, in tests/test_proofs_replication.py. This
+# file checks that those have every one of them (below): each solver query runs once.
+ELSEWHERE = ("consumer-group-", "replication-")
 OBLIGATIONS = [o for o in all_obligations() if not o.name.startswith(ELSEWHERE)]
 
 
 def test_every_obligation_is_checked_here_or_in_its_own_file():
     import test_proofs_consumer_group as CGT
+    import test_proofs_replication as RPT
 
-    theirs = {o.name for o in all_obligations() if o.name.startswith(ELSEWHERE)}
-    assert theirs and theirs == {f"consumer-group-{p}" for p in CGT.PROPS}
-    assert {o.name for o in all_obligations() if o.name in theirs and o.breaking} == {n for n, _, _ in CGT.FALSIFIED}
-    assert len(OBLIGATIONS) + len(theirs) == len(all_obligations()) and len(OBLIGATIONS) > 5
+    cg = {o.name for o in all_obligations() if o.name.startswith(ELSEWHERE[0])}
+    assert cg and cg == {f"consumer-group-{p}" for p in CGT.PROPS}
+    assert {o.name for o in all_obligations() if o.name in cg and o.breaking} == {n for n, _, _ in CGT.FALSIFIED}
+    rep = {o.name for o in all_obligations() if o.name.startswith(ELSEWHERE[1])}
+    assert rep and rep == set(RPT.OBLIGATIONS)
+    assert {(o.name, b) for o in all_obligations() if o.name in rep for b in o.breaking} == set(RPT.FALSIFIED)
+    assert len(OBLIGATIONS) + len(cg) + len(rep) == len(all_obligations()) and len(OBLIGATIONS) > 5
 
 
 @pytest.mark.parametrize("ob", OBLIGATIONS, ids=lambda o: o.name)

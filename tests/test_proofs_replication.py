@@ -2,8 +2,10 @@
 explicit-state model/replication.py: at small bounds every transition the Python model takes is one
 of the encoding's (same action enabled, same successor), every action the encoding enables is
 enabled in Python, and the Z3 models of the transition relation from reachable states are exactly
-the Python successors. Then the BMC counterexamples (replayed in the explicit model), the obligation
-framework's handling of behaviours the encoding does not cover, and a mutated encoding caught."""
+the Python successors. Then the two obligations as `kverify prove` runs them (tests/test_proofs.py leaves them to
+this file): proved on the correct model, and falsified by each breaking behaviour with a BMC trace replayed in the
+explicit model; the obligation framework's handling of behaviours the encoding does not cover, and a mutated
+encoding caught."""
 
 import pytest
 import z3
@@ -174,39 +176,44 @@ def test_encoding_rejects_a_wrong_successor_and_a_mutated_rule():
     assert disagree
 
 
-@pytest.mark.parametrize("prop,behaviour", [("i-lcc", R.B.TRUNCATE_TO_HW), ("i-dur", R.B.TRUNCATE_TO_HW)])
-def test_bmc_trace_replays_in_the_explicit_model(prop, behaviour):
-    """find_violation replays its trace in model/replication.py (state by state against the Z3
-    trace) and the explicit invariant fails at its end; re-checked here independently."""
-    from kverify.invariants import replication as I
-
-    status, cx = RI.find_violation(prop, frozenset({behaviour}), 2, 8)
-    assert status == "falsified"
-    model = R.make(cx["params"], frozenset({behaviour}))
-    s = model.init_states()[0]
-    for step in cx["trace"][1:]:
-        a = tuple(step["action"])
-        assert a in model.actions(s)
-        s = model.step(s, a)
-        assert model.describe(s) == step["state"]
-    check = {"i-dur": I.check_dur, "i-lcc": I.check_lcc}[prop]
-    assert check(model.view(s)) is not None
-    assert all(check(model.view(st)) is None for st in [model.init_states()[0]])
+# every (obligation, breaking behaviour) pair: tests/test_proofs.py leaves these obligations to this file and checks
+# that this list has every pair
+FALSIFIED = [("replication-i-dur", R.B.ISR_SHRINKS_TO_LEADER), ("replication-i-dur", R.B.TRUNCATE_TO_HW),
+             ("replication-i-dur", R.B.UNCLEAN_ELECTION), ("replication-i-lcc", R.B.TRUNCATE_TO_HW),
+             ("replication-i-lcc", R.B.UNCLEAN_ELECTION)]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,behaviour", [("replication-i-dur", R.B.ISR_SHRINKS_TO_LEADER),
-                                            ("replication-i-lcc", R.B.UNCLEAN_ELECTION)])
-def test_breaking_behaviours_are_falsified_with_a_trace(name, behaviour):
+@pytest.mark.parametrize("name,behaviour", FALSIFIED)
+def test_each_breaking_behaviour_is_falsified_by_a_replayed_trace(name, behaviour):
+    """`kverify prove NAME --behaviour B` for each behaviour the obligation declares breaking (`expected` says
+    falsified for any one of them): BMC finds a shortest trace from the initial state (3 replicas under
+    unclean-election, else 2). find_violation replays its trace in model/replication.py (state by state
+    against the Z3 trace) and the explicit invariant fails at its end; re-checked here independently, and
+    the trace is the counterexample record's."""
+    from kverify.invariants import replication as I
+
     ob = by_name(name)
     beh = frozenset({behaviour})
     assert ob.expected(beh) == "falsified"
     res = ob.check(beh)
     assert res.status == "falsified", res.detail
+    cx = res.counterexample
+    trace = cx["trace"]
+    assert cx["replicas"] == (3 if behaviour == R.B.UNCLEAN_ELECTION else 2) and len(trace) == cx["depth"] + 1 >= 6
+    check = {"replication-i-dur": I.check_dur, "replication-i-lcc": I.check_lcc}[name]
+    model = R.make(cx["params"], beh)
+    s = model.init_states()[0]
+    assert model.describe(s) == trace[0]["state"] and check(model.view(s)) is None
+    for step in trace[1:]:
+        a = tuple(step["action"])
+        assert a in model.actions(s)
+        s = model.step(s, a)
+        assert model.describe(s) == step["state"]
+    assert check(model.view(s)) is not None
     rec = to_record(ob, res, beh)
-    cx = res.counterexample["trace"]
-    assert [st.action for st in rec.trace] == [st["action"] for st in cx] and cx[0]["action"] is None
-    assert rec.trace[-1].state == cx[-1]["state"] and len(cx) >= 6
+    assert [st.action for st in rec.trace] == [st["action"] for st in trace] and trace[0]["action"] is None
+    assert rec.trace[-1].state == trace[-1]["state"]
 
 
 def test_behaviours_the_encoding_does_not_cover_give_unknown_not_proved():
@@ -235,17 +242,22 @@ def test_replication_obligations_are_default_obligations_now():
     assert {"replication-i-dur", "replication-i-lcc"} <= default and full == default
 
 
-def test_correct_model_is_proved_by_1_induction_with_the_named_strengthening():
-    """The detail of a proof names the method, the bounds and every strengthening conjunct (the same ones the
-    reachable-state test checks on the explicit model). The full obligations (2..3 replicas, ~9 s each) are
-    proved in tests/test_proofs.py; here the 2-replica run keeps this file fast."""
-    res = RI._run("i-lcc", RI.I_LCC_BREAKING, (2,))(frozenset())
+# tests/test_proofs.py leaves these obligations to this file (it checks that this list has every one of them)
+OBLIGATIONS = ("replication-i-dur", "replication-i-lcc")
+
+
+@pytest.mark.parametrize("name", OBLIGATIONS)
+def test_correct_model_is_proved_by_1_induction_with_the_named_strengthening(name):
+    """The full obligation (2..3 replicas), as `kverify prove` runs it: proved, and its detail names the method,
+    the bounds and every strengthening conjunct (the same ones the reachable-state test checks on the explicit
+    model)."""
+    res = by_name(name).check(frozenset())
     assert res.status == "proved", res.detail
-    assert res.detail.startswith("1-induction: inductive for 2 replicas")
-    assert "lossy restarts < MinISR" in RI._run("i-dur", RI.I_DUR_BREAKING, (2,))(frozenset()).detail
+    assert res.detail.startswith("1-induction: inductive for 2..3 replicas"), res.detail
+    assert all(c in res.detail for c in RI.STRENGTHENING_NAMES)
+    assert ("assuming lossy restarts < MinISR" in res.detail) == (name == "replication-i-dur")
     enc = RI.Enc(3)
     assert tuple(RI.strengthening(enc, enc.state("s"))) == RI.STRENGTHENING_NAMES
-    assert all(c in res.detail for c in RI.STRENGTHENING_NAMES)
 
 
 @pytest.mark.parametrize("drop", ["unblocked-leader-covers-electable", "leader-of-a-lagging-electable-holds-committed",

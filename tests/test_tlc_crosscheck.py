@@ -107,17 +107,23 @@ def test_each_spec_has_three_bounds_one_with_a_behaviour():
         assert any(not r.violations for r in found), f"{model}: no bound compares state counts"
 
 
-def test_leader_not_reelected_state_sets_are_equal():
+M1 = "GroupMembership_m1_commits2.cfg"
+KEEP = "GroupMembership_keep_leader.cfg"
+
+
+# the parameters of KEEP's bound above: the same unit (tests/conftest.py SHARED_BY_PARAMS), so the same worker reads
+# the one comparison of that bound instead of making it again
+@pytest.mark.parametrize("model,cfg", [("group", KEEP)])
+def test_leader_not_reelected_state_sets_are_equal(model, cfg):
     """Issue 17: under leader-not-reelected the model keeps the departed leader through a completed
     join (as impl/coordinator does) and so does the spec's NewLeader: the same states."""
-    cmp = _get("group", "GroupMembership_keep_leader.cfg")
+    assert (model, cfg) in BOUNDS
+    cmp = _get(model, cfg)
     assert cmp.behaviours == {"leader-not-reelected"}
     assert cmp.sets.equal and cmp.sets.tlc_states > 1000
 
 
 # --- a changed rule is reported with its first differing state --------------------------------------
-M1 = "GroupMembership_m1_commits2.cfg"
-KEEP = "GroupMembership_keep_leader.cfg"
 
 
 def _mutated_group_spec(tmp_path, old, new):
@@ -210,8 +216,23 @@ def _cli(argv, capsys):
     return code, out, err
 
 
-def test_cli_compare_json(capsys):
-    code, out, err = _cli(["tlc", "GroupMembership", "--config", "GroupMembership_no_bump", "--compare", "--json"], capsys)
+# the bound's parameters: one unit with that bound's tests (SHARED_BY_PARAMS), whose comparison the CLI is handed
+@pytest.mark.parametrize("model,cfg", [("group", "GroupMembership_no_bump.cfg")])
+def test_cli_compare_json(model, cfg, capsys, monkeypatch):
+    """`kverify tlc --compare --json` on one bound: its exit code and JSON. The CLI's call for exactly this bound
+    (spec, .cfg, one worker) gets the comparison the per-bound tests above made; any other call runs for real."""
+    real, asked, made = crosscheck.compare, [], _get(model, cfg)
+
+    def shared(m, cfg_path, spec_path=None, **kw):
+        same = (m, os.path.abspath(cfg_path), os.path.abspath(spec_path or models.spec_file(m)), str(kw.get("workers", 1)))
+        if same == (model, os.path.abspath(_cfg(model, cfg)), os.path.abspath(models.spec_file(model)), "1"):
+            asked.append(cfg_path)
+            return made
+        return real(m, cfg_path, spec_path, **kw)
+
+    monkeypatch.setattr(crosscheck, "compare", shared)
+    code, out, err = _cli(["tlc", "GroupMembership", "--config", cfg[:-len(".cfg")], "--compare", "--json"], capsys)
+    assert len(asked) == 1 and (model, cfg) in BOUNDS
     data = json.loads(out)
     assert code == 1    # a violation was found (and both sides agree on it)
     assert data["agree"] is True and data["differences"] == []

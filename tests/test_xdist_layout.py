@@ -68,3 +68,27 @@ def test_tests_using_the_spark_session_are_one_unit_across_modules():
     ids = [i.nodeid for i in layout(items, 2, weigh=lambda n: heavy.get(n, 0))]
     first = block_sizes(len(ids), 2)[0]
     assert ids[0] == "tests/test_big.py::big" and ids[first:first + 2] == [a.nodeid, b.nodeid]   # together, one block
+
+
+def test_every_weight_names_a_test_function_that_exists():
+    """A weight whose test was renamed or moved weighs nothing, silently: each key must name a test function of
+    its file (the parameter ids are not checked here)."""
+    import os
+
+    from conftest import WEIGHTS
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def missing(weights):
+        out = []
+        for key in weights:
+            path, _, name = key.partition("::")
+            func = name.split("[", 1)[0]
+            full = os.path.join(root, path)
+            if not os.path.isfile(full) or f"def {func}(" not in open(full, encoding="utf-8").read():
+                out.append(key)
+        return out
+
+    assert missing(WEIGHTS) == []
+    assert missing({"tests/test_proofs.py::test_no_such_test[x]": 1, "tests/no_such_file.py::test_x": 1}) == [
+        "tests/test_proofs.py::test_no_such_test[x]", "tests/no_such_file.py::test_x"]

@@ -211,13 +211,17 @@ def tlc_graph(cfg_path: str, spec_path: str, timeout: Optional[float] = None) ->
         with open(cfg, "w", encoding="utf-8") as fh:
             fh.write(sets_only_cfg(cfg_path))
         dump = os.path.join(tmp, "graph")
-        cmd = [runner.find_java(), *runner.FAST_START_FLAGS, f"-Djava.io.tmpdir={tmp}", "-cp", runner.find_jar(),
+        java, jar = runner.find_java(), runner.find_jar()
+        cds, fresh = runner.class_archive_flags(java, jar, runner.FAST_START_FLAGS)
+        cmd = [java, *runner.FAST_START_FLAGS, *cds, f"-Djava.io.tmpdir={tmp}", "-cp", jar,
                "tlc2.TLC", "-workers", "1", "-deadlock", "-metadir", tmp, "-dump", "dot,actionlabels", dump,
                "-config", cfg, os.path.basename(spec_path)]
         try:
             proc = subprocess.run(cmd, cwd=os.path.dirname(spec_path), capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
+            runner._keep_archive(fresh, False)
             raise runner.TlcError(f"TLC did not finish within {timeout:g} s on {os.path.basename(cfg_path)}") from None
+        runner._keep_archive(fresh, proc.returncode >= 0)
         res = runner.TlcResult(spec_path, cfg_path, "1")
         runner.parse_output(proc.stdout + proc.stderr, res)     # raises TlcError on a spec error
         if not res.complete:
