@@ -15,9 +15,13 @@ With --ab COMMIT it instead compares the speed run of this tree with the one of 
 (issue #19: explore rates not lower than before the rewrite): each run is a fresh subprocess, the
 trees alternate (old, new, new, old, ...), and it prints per model the median distinct states per
 CPU second of each tree, their ratio, the median and the range of the per-pair ratios, and whether both trees found
-the same distinct states, transitions, depth, completeness and violation count (a model whose run fails
-in either tree, e.g. one the old commit does not have, gets a line saying so). CPU time, because a
-shared machine's wall time says little; the pairs are interleaved because its load drifts.
+the same distinct states, transitions, depth, completeness and violation count, then every pair's two
+rates (a model whose run fails in either tree, e.g. one the old commit does not have, gets a line
+saying so). CPU time, because a shared machine's wall time says little; the pairs are interleaved
+because its load drifts. Timed in both trees: the explorer's construction and run (this tree's
+enumerator compilation included), not the imports nor building the model. A child of the old tree
+that loads a module of this tree (the editable install's finder falls back to it for a module the
+old tree lacks) is an error, not a row.
 
 Usage: .venv/bin/python bench/explore.py [MODEL ...] [--param model:k=v ...] [--naive] [--max-seconds S]
        .venv/bin/python bench/explore.py replication offsets --ab 3dc80ac [--runs 3] [--param ...]
@@ -37,7 +41,6 @@ from pathlib import Path
 
 from kverify.model import registry
 from kverify.model.explore import Explorer
-from kverify.model.search import ExactStore, search
 
 
 def available_models(wanted):
@@ -53,7 +56,9 @@ def available_models(wanted):
 
 def naive_bfs(protocol):
     """Reference: the same loop storing every canonical state whole (`ExactStore`), the memory the
-    explorer's fingerprints save."""
+    explorer's fingerprints save. Imported here: an --ab child of an older tree imports only that tree."""
+    from kverify.model.search import ExactStore, search
+
     return len(search(protocol, ExactStore(protocol.canonical)).parent)
 
 
@@ -105,13 +110,30 @@ _SAME = ("distinct", "transitions", "depth", "complete", "violations")
 
 
 def speed_run(name, params) -> dict:
-    """One speed run (fingerprints, no graph) in this process, with whatever tree `kverify` is."""
+    """One speed run (fingerprints, no graph) in this process, with whatever tree `kverify` is. Timed:
+    the explorer's construction and run, as a fresh process pays them (a compiled enumerator's
+    compilation included); not timed: imports and building the model."""
     proto = registry.build(name, params)
     cpu0 = time.process_time()
     res = Explorer(proto, graph=False).run()
     cpu = time.process_time() - cpu0
     return {"distinct": res.distinct_states, "transitions": res.transitions, "depth": res.max_depth,
-            "complete": res.complete, "violations": len(res.violations), "cpu": cpu}
+            "complete": res.complete, "violations": len(res.violations), "cpu": cpu, "foreign": foreign_modules()}
+
+
+def foreign_modules() -> list:
+    """The loaded `kverify` modules that are not files of the tree `kverify` itself comes from. An
+    --ab child of the old tree must run that tree only, but the editable install's finder (last on
+    sys.meta_path) resolves a module the old tree lacks from this tree, silently."""
+    import kverify
+
+    root = Path(kverify.__file__).resolve().parents[1]
+    out = []
+    for name, mod in sorted(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if name.startswith("kverify") and f and root not in Path(f).resolve().parents:
+            out.append(name)
+    return out
 
 
 def old_tree(commit: str, where: str) -> str:
@@ -143,7 +165,10 @@ def _child(name, params, site, where):
                           capture_output=True, text=True)
     if done.returncode != 0:
         return None, (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
-    return json.loads(done.stdout.strip().splitlines()[-1]), None
+    row = json.loads(done.stdout.strip().splitlines()[-1])
+    if row["foreign"]:
+        return None, "modules of the other tree loaded: " + ", ".join(row["foreign"])
+    return row, None
 
 
 def ab(names, per_model, commit: str, runs: int) -> int:
@@ -179,6 +204,8 @@ def ab(names, per_model, commit: str, runs: int) -> int:
             print(f"{name:<12} {shown[:20]:<20} {old:>10,.0f} {new:>10,.0f} {new / old:>6.3f} "
                   f"{statistics.median(per_pair):>6.3f} {min(per_pair):>5.3f}-{max(per_pair):<5.3f}  "
                   f"{'yes' if same else 'NO: ' + str(found)}", flush=True)
+            pairs = ", ".join(f"{o:,.0f}/{n:,.0f}" for o, n in zip(rates["old"], rates["new"]))
+            print(f"{'':<12} pairs old/new: {pairs}", flush=True)
     return 1 if failed else 0
 
 

@@ -72,3 +72,31 @@ def test_walk_memo_starts_again_when_the_invariants_change():
     proto.__dict__["_state_invs"], proto.__dict__["_step_invs"] = (never,), ()
     found = [walk(proto, seed, 10, memo=memo).violation for seed in range(5)]
     assert any(v is not None and v.invariant == "no-rebalance" for v in found)
+
+
+@pytest.mark.parametrize("behaviours", [[], ["kafka-12984-double-claim"]])
+def test_checks_leave_the_shared_decoding_unchanged(behaviours):
+    """The invariants share one decoding of a state's last rebalance (`_LastRound`): every property
+    function must only read it, so after all of them ran it still equals a fresh decoding, and each
+    verdict equals the one given on a fresh decoding."""
+    import json
+
+    from kverify.model.search import ExactStore, StateCollector, search
+    from kverify.model.worlds import assignor_rounds as AR
+
+    proto = registry.build("assignor-rounds", {"max_events": "1", "max_rounds": "2"}, behaviours)
+    states = StateCollector()
+    search(proto, ExactStore(lambda s: s), [states])
+    judged = [s for _depth, s in states.states.values() if s.last]
+    assert len(judged) > 20
+    for s in judged:
+        shared = AR._LastRound()
+        names = ["assignor-answer"] + [f"assignor-{n}" for n in proto.checked]
+        verdicts = [inv.check(s) for inv in proto.invariants()]
+        fresh = [AR._LastRound().of(s.last)[3]] + [
+            AR._checker(AR.CHECKS[n], proto.cooperative, n in AR.STALE_ROUND_CHECKS, AR._LastRound())(s)
+            for n in proto.checked]
+        assert verdicts == fresh, names
+        for n in proto.checked:
+            AR._checker(AR.CHECKS[n], proto.cooperative, n in AR.STALE_ROUND_CHECKS, shared)(s)
+        assert shared.of(s.last)[:3] == tuple(json.loads(s.last))

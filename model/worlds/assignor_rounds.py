@@ -151,16 +151,15 @@ class AssignorRounds(Protocol):
 
     # --- properties -------------------------------------------------------------------------
     def invariants(self):
+        last = _LastRound()
+
         def well_formed(s):
-            if not s.last:
-                return None
-            problem, answer, _ = json.loads(s.last)
-            return P.well_formed(problem, answer)
+            return last.of(s.last)[3] if s.last else None
 
         invs = [Invariant("assignor-answer", "every rebalance gets a well-formed answer (no error)", well_formed)]
         for name in self.checked:
             invs.append(Invariant(f"assignor-{name}", P.PROPERTIES[name],
-                                  _checker(CHECKS[name], self.cooperative, name in STALE_ROUND_CHECKS),
+                                  _checker(CHECKS[name], self.cooperative, name in STALE_ROUND_CHECKS, last),
                                   broken_by=tuple(sorted(SUPPORTS))))
         return invs
 
@@ -191,12 +190,34 @@ def _solve(world: AssignorRounds, problem: dict) -> dict:
     return assign(problem, world.params["assignor"], world.behaviours)
 
 
-def _checker(fn, cooperative, in_stale_rounds: bool):
+class _LastRound:
+    """The last rebalance of a state (`RoundsState.last`) decoded once for all the invariants that
+    judge it: (problem, answer, stale_round, why the answer is not well formed or None), kept for
+    the last text read. The explorer checks every invariant of one state in a row, so each state's
+    text is parsed and its answer's shape judged once instead of once per property; the property
+    functions only read what they are given (kverify/certify/properties.py)."""
+
+    __slots__ = ("kept",)
+
+    def __init__(self):
+        self.kept = (None, None)          # (text, its decoding), replaced as one value
+
+    def of(self, text: str) -> tuple:
+        kept = self.kept
+        if kept[0] is text:
+            return kept[1]
+        problem, answer, stale_round = json.loads(text)
+        parsed = (problem, answer, stale_round, P.well_formed(problem, answer))
+        self.kept = (text, parsed)
+        return parsed
+
+
+def _checker(fn, cooperative, in_stale_rounds: bool, last: _LastRound):
     def check(s):
         if not s.last:
             return None
-        problem, answer, stale_round = json.loads(s.last)
-        if P.well_formed(problem, answer) is not None:
+        problem, answer, stale_round, malformed = last.of(s.last)
+        if malformed is not None:
             return None   # reported by assignor-answer
         if stale_round and not in_stale_rounds:
             return None
