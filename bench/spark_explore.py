@@ -5,7 +5,7 @@ to the in-process explorer's, and a parallel efficiency T_1 / (2 * T_2) of at le
 a bound of at least 1 M states; and the group-world bound the in-process search could not finish
 (`--model group-world --param losses=1`: 2 members, a crash or pause, a lost message; 1.59 M states in
 25 min in-process). For each engine it prints distinct states, seconds, distinct states/s, bytes a
-state on the executors (visited sets + parent links), the CPU seconds the run used (driver, workers,
+state on the executors (visited sets), the CPU seconds the run used (driver, workers,
 JVM, and the JVM's share alone: on a shared machine the wall clock alone says little) and the load average before and after;
 then the efficiency of each 2-way run against the same engine on one core and against the
 in-process explorer, in wall time and as a CPU ratio. The state graph is off on every engine

@@ -73,6 +73,14 @@ class Leave(NamedTuple):
     commits: tuple             # partition mask of each OffsetCommit sent before its leave heartbeat
 
 
+class Reconciling(NamedTuple):
+    """A live client in RECONCILING, as the world sees it between steps."""
+
+    member_id: int
+    reconciled: bool           # its current assignment (partitions, local epoch) equals its target
+    in_progress: bool          # a reconciliation is under way (an OffsetCommit before revoking in flight)
+
+
 class CGView(NamedTuple):
     group_epoch: int
     assignment_epoch: int
@@ -91,6 +99,7 @@ class CGView(NamedTuple):
     left: tuple = ()           # Leave: clients that left with auto-commit on
     # client-side state facts (a world running real clients fills them; the abstract model leaves them empty)
     assignors: tuple = ()      # (member id, server assignor its client asks for, the one its member records)
+    reconciling: tuple = ()    # Reconciling: each live client in RECONCILING
 
     def member(self, mid: int) -> Optional[MemberView]:
         for m in self.members:
@@ -317,6 +326,17 @@ def server_assignor_recorded(v: CGView) -> Optional[str]:
     return None
 
 
+def reconciliation_under_way(v: CGView) -> Optional[str]:
+    """A live client in RECONCILING whose current assignment is not its target has a reconciliation under way
+    (AbstractMembershipManager.poll calls maybeReconcile whenever the member is RECONCILING, and maybeReconcile
+    starts one unless the target is reconciled or one is in progress). Else the client never takes its target:
+    it keeps heartbeating while its member waits in UNREVOKED_PARTITIONS until the rebalance timeout."""
+    for r in v.reconciling:
+        if not r.reconciled and not r.in_progress:
+            return f"client m{r.member_id} is RECONCILING toward a new target with no reconciliation under way"
+    return None
+
+
 B16147 = "kafka-16147-lost-partition-epoch"
 B19974 = "kafka-19974-unrevoked-epoch-bump"
 B19449 = "kafka-19449-own-revocation-unreleased"
@@ -375,6 +395,8 @@ CLIENT_STEP_CHECKS = (
 CLIENT_STATE_CHECKS = (
     ("server-assignor-recorded", "a member the coordinator knows records the server assignor its live client asks "
      "for", server_assignor_recorded, ()),
+    ("reconciliation-under-way", "a live client RECONCILING toward a target it does not hold has a reconciliation "
+     "under way", reconciliation_under_way, ()),
 )
 CLIENT_NAMES = tuple(n for n, *_ in CLIENT_STATE_CHECKS) + tuple(n for n, *_ in CLIENT_STEP_CHECKS)
 

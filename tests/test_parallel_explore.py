@@ -155,3 +155,20 @@ def test_cli_bad_engine_flags_exit_2_with_one_line(capsys, argv, needle):
     rc, out, err = _cli(capsys, "explore", "group", *argv)
     assert rc == 2
     assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_key_is_its_trace_and_the_plan_moves_chunks_off_a_loaded_shard():
+    from kverify.model.search import shard as sh
+
+    key = 3
+    for k in (0, 7, sh.RADIX - 1, 2):
+        key = key * sh.RADIX + k
+    assert sh.path_of(key, 4) == (3, [0, 7, sh.RADIX - 1, 2]) and sh.path_of(5, 0) == (5, [])
+    assert sh.plan({(0, 0): 10, (1, 0): 10}, 2) == {}                       # balanced: nothing moves
+    load = {(0, c): 10 for c in range(8)}                                    # every state on shard 0
+    moves = sh.plan(load, 2)
+    assert moves == sh.plan(dict(reversed(list(load.items()))), 2)           # deterministic
+    assert set(moves.values()) == {1} and sum(load[pc] for pc in moves) == 40
+    assert sh.plan({(0, 0): 50, (1, 0): 1}, 2) == {}                         # a shard keeps its first chunk
+    assert all(len(c) <= sh.CHUNK for c in sh.chunks_of(list(range(5 * sh.CHUNK + 1))))
+    assert len(sh.chunks_of(list(range(160)))) == sh.SPLIT

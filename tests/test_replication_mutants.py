@@ -387,3 +387,25 @@ def test_placement_table_catches_a_wrong_refusal(tmp_path, monkeypatch):
     planted_mutants.plant_function(monkeypatch, "rf0-accepted", table)
     bad = P._replica_placement(planted_mutants.quick_ctx(tmp_path))
     assert bad.verdict == FAIL and [v["message"].split(":")[0] for v in bad.violations] == ["kafka-test-rf0-refused"]
+
+
+# --- KIP-320 fetch-response fencing (quick sample seed 2718: replica.py handle_fetch_response,
+# ReplaceUnaryOperator_Delete_Not: the check runs only when the historical behaviour no-fetch-epoch-fencing is on) ---
+STALE_FETCH = "explore:replication-world/stale-fetch"
+_FENCE = "if not settings.no_fetch_epoch_fencing and resp.request_leader_epoch != self.leader_epoch:"
+
+
+def test_stale_fetch_answer_applied_is_caught(tmp_path, monkeypatch):
+    """A follower applying the answer to a fetch it sent in an earlier leader epoch: the quick profile's other
+    replication-world bounds never reach one that matters; the stale-fetch bound does (i-lcc, 17 steps)."""
+    assert STALE_FETCH in {c.name for c in P.variants("quick")}
+    ok = _run(STALE_FETCH, tmp_path / "ok")
+    assert ok.verdict == PASS and "recoverable" in ok.summary, ok.summary
+    name = "fetch-fencing-inverted"
+    monkeypatch.setitem(planted_mutants.MUTANTS, name, _REP + ("handle_fetch_response", _FENCE,
+                                                               _FENCE.replace("if not settings", "if settings"),
+                                                               "a follower applies a fetch answer of an earlier epoch"))
+    planted_mutants.plant(monkeypatch, name)
+    bad = _run(STALE_FETCH, tmp_path / "bad")
+    assert bad.verdict == FAIL, bad.summary
+    assert "i-lcc" in [v["invariant"] for v in bad.violations], bad.summary

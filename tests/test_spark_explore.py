@@ -2,7 +2,7 @@
 session for the pytest process, tests/conftest.py) gives the in-process explorer's answers on every
 model and world at small bounds, with and without a behaviour switched on (distinct states,
 transitions, depth, states per level, deadlocks, `sometimes`, the state-graph figures and
-`recoverable`, the very same shortest traces rebuilt from the parent links kept on the executors), with
+`recoverable`, the very same shortest traces re-executed from the states' order keys), with
 the explorer's hash or the stable fingerprints; a `--max-states` cut is the in-process one; the CLI
 writes the usual counterexample record."""
 import json
@@ -19,8 +19,8 @@ pytestmark = pytest.mark.slow                # two Spark jobs a level: about a s
 
 MASTER = SPARK_MASTER                       # local[2]
 # One case a model, with a behaviour where the model's case catches one, plus a bound where `recoverable`
-# fails. A Spark search costs about one job per level per exchange (two a level), one per step of each
-# trace rebuilt and one per backward round of `recoverable`, whatever the states: so each bound is a small
+# fails. A Spark search costs about one job per level per exchange (two a level) and one per backward
+# round of `recoverable`, whatever the states: so each bound is a small
 # one with few levels (in-process depth in the comment) that still catches its behaviour (the in-process
 # shortest traces compared), still analyses its state graph, or still has unrecoverable states.
 # (tests/test_parallel_explore.py runs the worker-process engine on the larger CASES.)

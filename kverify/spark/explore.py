@@ -6,25 +6,28 @@ partitions; partition i is both the owner of the fingerprints that fall on it an
 the states it holds (model/search/shard.py: the rules, shared with the multi-process engine):
 
   own[d]  = own[d-1]'s visited set (co-partitioned: no shuffle of it) + the candidates of level d
-            (shuffled to their owners) --merge--> visited set, parent links ("L", kept on disk),
-            admits (to their producers), counters
-  prod[d] = prod[d-1]'s frontier (co-partitioned) + the admits of level d (shuffled back)
-            --rebuild--> the states of level d, each shuffled to its owner once (pickled chunks)
-            --expand--> frontier of level d (the same pickles, kept where they are owned), the
-            candidates of level d+1 (owner, key, fingerprint, parent: ~100 bytes), good flags, counters
+            (shuffled to their owners) --merge--> visited set, admits (to the partitions holding
+            their parents' chunks); its counters and the admits per chunk go to the driver, which
+            plans the chunks that move (shard.plan)
+  prod[d] = prod[d-1]'s frontier chunks (co-partitioned; the moving ones shuffled) + the admits of
+            level d (shuffled to their chunk) --rebuild, expand--> the frontier of level d (pickled
+            chunks), the candidates of level d+1 (owner, key, fingerprint, where the parent is),
+            good flags; counters to the driver
 
 Records are `(partition, (tag, value))`, one per partition and tag (lists batch the small ones),
-so a level costs two small shuffles, one shuffle of the new states and one pickling of each new
-state (one pickle a chunk, read with the garbage collector paused). Expanding a state where its
-fingerprint is owned spreads a level's work over the partitions (rebuilt states kept by their
-producer would all stay on the partition of the initial state). Each
-level's RDDs are persisted (memory, spilling to the executors' disks) and locally checkpointed (the
-lineage stays one level long) until the next level exists; parent links stay on the executors' disks
-and a finding's shortest trace is rebuilt from them on the driver, re-executed in this process and
-written by the CLI as the usual counterexample record. The state graph for `recoverable` (edges kept
-at the owner of their target) is analysed by a backward fixpoint, one job a round. The protocol is
-rebuilt on each executor from its registry name, parameters and behaviours (kverify/spark/world.py),
-once per Python worker.
+so a level costs two small shuffles (plus the chunks that move) and one pickling of each new state
+(one pickle a chunk, read with the garbage collector paused, at the next level). What a task reads
+is handed to it as Spark keeps it: PySpark unpickles and pickles again every record of an RDD each
+time a Python function reads it, so candidates and admits travel as one pickle a list (for bytes
+that is a copy), the last level's records reach the next task unfiltered (`_beside`), and the
+counters come back through an accumulator while a JVM-side count runs the job (`_materialise`),
+not through a collect over every record. Each level's RDDs are persisted (memory, spilling to the
+executors' disks) and locally checkpointed (the lineage stays one level long) until the next level
+exists. A finding's shortest trace is its order key (shard.path_of), re-executed in this process
+and written by the CLI as the usual counterexample record. The state graph for `recoverable` (edges
+kept at the owner of their target) is analysed by a backward fixpoint, one job a round. The
+protocol is rebuilt on each executor from its registry name, parameters and behaviours
+(kverify/spark/world.py), once per Python worker.
 
 Fingerprints must be equal on every executor: with a local master every Python worker is forked
 from one daemon, so the explorer's `hash` is used; on a cluster the stable digest (shard.py
@@ -33,15 +36,12 @@ states and their successors, and the run refuses to start if the partitions disa
 """
 from __future__ import annotations
 
-import gc
-import pickle
 from typing import Callable, Optional
 
 from kverify.model.search import parallel as par
 from kverify.model.search import shard as sh
 from kverify.spark.world import WorldSpec
 
-CHUNK = 2000                      # frontier states a record (one pickle: shared parts pickled once)
 _MODELS: dict = {}
 
 
@@ -57,23 +57,6 @@ def _model(ws: WorldSpec, symmetry: bool, stable: bool) -> sh.Model:
     return m
 
 
-def dumps(obj) -> bytes:
-    """One pickle for a chunk of frontier states (their shared parts are written once)."""
-    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def loads(blob: bytes):
-    """pickle.loads with the cyclic garbage collector paused: rebuilding thousands of objects
-    otherwise triggers collections over the whole heap (6x slower for group-world states)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        return pickle.loads(blob)
-    finally:
-        if was:
-            gc.enable()
-
-
 def _ident(k: int) -> int:
     return k
 
@@ -86,28 +69,39 @@ def _keep(tags: str):
     return keep
 
 
+def _moving(moves: dict):
+    """The admits ("A", per chunk) and the frontier chunks ("F") that move, keyed by the partition
+    that rebuilds them at this level (`moves`: shard.plan)."""
+    def route(it):
+        for rec in it:
+            tag, v = rec[1]
+            if tag == "A" or tag == "F" and v[0] in moves:
+                yield moves.get(v[0], rec[0]), rec[1]
+    return route
+
+
 def _init_task(ws, symmetry, stable, parts):
     def task(_it):
         m = _model(ws, symmetry, stable)
         meta = sh.new_meta()
         for o, cands in sh.init_candidates(m, parts, meta).items():
-            yield o, ("C", cands)
+            yield o, ("C", sh.dumps(cands))
         yield 0, ("M", meta)
     return task
 
 
-def _merge_task(ws, symmetry, stable, parts, depth, graph):
+def _merge_task(ws, symmetry, stable, parts, depth, graph, acc):
     def task(pidx, it):
         m = _model(ws, symmetry, stable)
         owner, cands, goods, metas = None, [], [], []
         for _, (tag, v) in it:
             if tag == "C":
-                cands.extend(v)
+                cands.extend(sh.loads(v))
             elif tag == "G":
                 goods.extend(v)
             elif tag == "V":
                 owner = v
-            elif tag == "M":
+            elif tag == "M":                        # the initial states' counters (level 0)
                 metas.append(v)
         if owner is None:
             owner = sh.Owner(m, graph)
@@ -116,64 +110,39 @@ def _merge_task(ws, symmetry, stable, parts, depth, graph):
             if not graph:
                 owner.drop_graph()
         meta = sh.new_meta()
-        admits, links = sh.merge(m, owner, pidx, parts, cands, depth, meta)
+        admits = sh.merge(m, owner, pidx, parts, cands, depth, meta)
         del cands
         yield pidx, ("V", owner)
-        yield pidx, ("L", links)
-        for j, a in admits.items():
-            yield j, ("A", a)
-        yield pidx, ("M", sh.combine(metas + [meta]))
+        for pc, a in admits.items():
+            yield pc[0], ("A", (pc, sh.dumps(a)))
+        acc.add({("merge", depth, pidx): (sh.combine(metas + [meta]), {pc: len(a) for pc, a in admits.items()})})
     return task
 
 
-def _rebuild_task(ws, symmetry, stable, parts, depth, pending, graph, key_limit):
+def _produce_task(ws, symmetry, stable, parts, depth, pending, expand, graph, key_limit, moves, acc):
     def task(pidx, it):
         m = _model(ws, symmetry, stable)
-        chunks, admits = [], []
-        for _, (tag, v) in it:
+        blobs, admits = {}, []
+        for _, (tag, v) in it:                     # the last level's records and the routed ones
             if tag == "F":
-                chunks.append(v)
+                if moves.get(v[0], v[0][0]) == pidx:   # (not a chunk that moved away)
+                    blobs[v[0]] = v[1]
             elif tag == "A":
-                admits.extend(v)
-        chunks.sort(key=lambda c: c[0])
-        prev = [item for _, blob in chunks for item in loads(blob)]
-        del chunks
+                admits.extend(sh.loads(v[1]))
+        chunks = {pc: sh.loads(blob) for pc, blob in blobs.items()}
+        del blobs
         meta = sh.new_meta()
-        items, goods = sh.rebuild(m, parts, prev, admits, depth, pending, meta, graph=graph, key_limit=key_limit)
-        del prev
-        for o, its in sh.route_items(items, parts).items():       # each state to its owner, pickled once
-            for n, i in enumerate(range(0, len(its), CHUNK)):
-                yield o, ("X", ((pidx, n), dumps(its[i:i + CHUNK])))
+        items, goods = sh.rebuild(m, parts, chunks, admits, depth, pending, meta, graph=graph, key_limit=key_limit)
+        del chunks, admits
         for o, g in goods.items():
             yield o, ("G", g)
-        yield pidx, ("M", meta)
-    return task
-
-
-def _expand_task(ws, symmetry, stable, parts, depth, expand, graph):
-    def task(pidx, it):
-        m = _model(ws, symmetry, stable)
-        chunks, passed, metas = [], [], []
-        for rec in it:
-            tag, v = rec[1]
-            if tag == "X":
-                chunks.append(v)
-            elif tag == "M":
-                metas.append(v)
-            else:
-                passed.append(rec)                 # goods, already on their owner's partition
-        chunks.sort(key=lambda c: c[0])            # by (source partition, chunk): positions are stable
-        items = [item for _, blob in chunks for item in loads(blob)]
-        meta = sh.new_meta()
         cands = sh.expand_items(m, pidx, parts, items, depth + 1, meta, graph) if expand else {}
-        del items
-        for n, (_, blob) in enumerate(chunks):     # the frontier: the same pickles, not made again
-            yield pidx, ("F", (n, blob))
-        del chunks
-        yield from passed
         for o, c in cands.items():
-            yield o, ("C", c)
-        yield pidx, ("M", sh.combine(metas + [meta]))
+            yield o, ("C", sh.dumps(c))
+        del cands
+        for n, chunk in enumerate(sh.chunks_of(items)):     # the frontier, pickled once
+            yield pidx, ("F", ((pidx, n), sh.dumps(chunk)))
+        acc.add({("produce", depth, pidx): meta})
     return task
 
 
@@ -232,6 +201,21 @@ def _verdict_task(pidx, it):
             yield pidx, v.verdict()
 
 
+def _slots():
+    from pyspark.accumulators import AccumulatorParam
+
+    class Slots(AccumulatorParam):
+        """Dict-valued accumulator; a key sent again replaces its value (see SparkDriver._materialise)."""
+
+        def zero(self, value):
+            return {}
+
+        def addInPlace(self, a, b):
+            a.update(b)
+            return a
+    return Slots
+
+
 class SparkDriver(par.LevelDriver):
     """The level loop of model/search/parallel.py with each exchange run as a Spark job."""
 
@@ -245,7 +229,7 @@ class SparkDriver(par.LevelDriver):
         self.ws, self.sc, self.parts, self.symmetry = ws, sc, partitions, symmetry
         self.stable = not is_local(sc.master) if stable is None else stable
         self.own = self.prod = None
-        self.links: list = []                     # per level: the parent links, persisted on disk
+        self.acc = sc.accumulator({}, _slots()())   # the tasks' counters (`_materialise`)
 
     def _args(self) -> tuple:
         return self.ws, self.symmetry, self.stable
@@ -259,12 +243,36 @@ class SparkDriver(par.LevelDriver):
         rdd.localCheckpoint()
         return rdd
 
-    def _metas(self, rdd) -> dict:
-        return sh.combine(rdd.mapPartitions(_keep("M")).map(lambda r: r[1][1]).collect())
+    def _materialise(self, rdd, phase: str, depth: int) -> list:
+        """Compute (and cache) `rdd` with a job that reads nothing back into Python (a collect would
+        run one more Python pass over every record of it), then take the counters its tasks sent
+        through the accumulator: one value a partition, keyed by (phase, level, partition), so a task
+        Spark runs again overwrites its own value instead of adding to it."""
+        rdd._jrdd.count()
+        got = self.acc.value
+        out = [got.pop((phase, depth, i), None) for i in range(self.parts)]
+        if any(v is None for v in out):
+            raise SparkExploreError(f"the counters of {phase} at level {depth} did not all come back")
+        return out
 
     def _routed(self, rdd, tags: str):
         """The records of `rdd` with these tags, shuffled to the partition their key names."""
         return rdd.mapPartitions(_keep(tags)).partitionBy(self.parts, _ident)
+
+    def _beside(self, rdd, routed):
+        """`rdd` (co-partitioned, e.g. the last level's records) beside the `routed` records, partition
+        by partition, without a pass over either. `rdd.union(routed)` would first run each through a
+        Python pass that unpickles and pickles again every record: PySpark sees two serialisers
+        (a shuffle's output is read with a BatchedSerializer, a Python RDD's with the context's
+        AutoBatchedSerializer), though both write the same frames (pickled lists of records), which
+        the shuffle's deserialiser reads."""
+        from pyspark import RDD
+
+        out = RDD(rdd._jrdd.union(routed._jrdd), self.sc, routed._jrdd_deserializer)
+        if rdd.partitioner != routed.partitioner:
+            raise SparkExploreError("the levels' records lost their partitioning")
+        out.partitioner = routed.partitioner
+        return out
 
     def _local(self, rdd, tags: str):
         """The records of `rdd` with these tags, where they are (co-partitioned: no shuffle)."""
@@ -281,45 +289,38 @@ class SparkDriver(par.LevelDriver):
 
     def merge(self, depth: int, graph: bool) -> dict:
         P = self.parts
-        inp = self._local(self.own, "V").union(self._routed(self.prod, "CGM" if depth == 0 else "CG"))
-        own = self._persist(inp.mapPartitionsWithIndex(_merge_task(*self._args(), P, depth, graph),
+        # the last level's records as they are (no Python pass to filter them: the task skips what it
+        # does not read) + the candidates shuffled to their owners
+        inp = self._beside(self.own, self._routed(self.prod, "CGM" if depth == 0 else "CG"))
+        own = self._persist(inp.mapPartitionsWithIndex(_merge_task(*self._args(), P, depth, graph, self.acc),
                                                        preservesPartitioning=True))
-        from pyspark import StorageLevel
-
-        links = self._local(own, "LM").persist(StorageLevel.DISK_ONLY)      # one job: links to disk, counters back
-        meta = self._metas(links)
+        got = self._materialise(own, "merge", depth)
+        meta = sh.combine(m for m, _ in got)
+        self.load = sh.add_loads(n for _, n in got)
         if self.own is not None and depth > 0:
             self.own.unpersist(blocking=False)
         self.own = own
-        self.links.append(links)
         return meta
 
     def admit_keys(self, depth: int) -> list:
-        return self.own.mapPartitions(_keep("A")).flatMap(lambda r: [a[0] for a in r[1][1]]).collect()
+        return self.own.mapPartitions(_keep("A")).flatMap(lambda r: [a[0] for a in sh.loads(r[1][1][1])]).collect()
 
     def produce(self, depth, pending, expand, graph, key_limit) -> dict:
         P = self.parts
-        frontier = self._local(self.prod, "F") if depth > 0 else self.sc.parallelize([], P).partitionBy(P, _ident)
-        inp = frontier.union(self._routed(self.own, "A"))
-        built = inp.mapPartitionsWithIndex(_rebuild_task(*self._args(), P, depth, list(pending), graph, key_limit),
-                                           preservesPartitioning=True)
-        prod = self._persist(self._routed(built, "XGM").mapPartitionsWithIndex(
-            _expand_task(*self._args(), P, depth, expand, graph), preservesPartitioning=True))
-        meta = self._metas(prod)
+        moves = sh.plan(self.load, P)
+        inp = self.own.mapPartitions(_moving(moves)).partitionBy(P, _ident)
+        if depth > 0 and moves:                   # (each side routed in its own pass: a union first is one more)
+            inp = inp.union(self.prod.mapPartitions(_moving(moves)).partitionBy(P, _ident))
+        if depth > 0:
+            inp = self._beside(self.prod, inp)     # the frontier chunks where they are
+        prod = self._persist(inp.mapPartitionsWithIndex(
+            _produce_task(*self._args(), P, depth, list(pending), expand, graph, key_limit, moves, self.acc),
+            preservesPartitioning=True))
+        meta = sh.combine(self._materialise(prod, "produce", depth))
         if self.prod is not None:
             self.prod.unpersist(blocking=False)
         self.prod = prod
         return meta
-
-    def link(self, depth: int, part: int, sid: int):
-        def find(it):
-            for _, (tag, v) in it:
-                if tag == "L":
-                    got = v.get(sid)
-                    if got is not None:
-                        yield got
-        found = self.sc.runJob(self.links[depth], find, [part])
-        return found[0] if found else None
 
     def backward(self) -> tuple:
         P = self.parts
@@ -333,22 +334,21 @@ class SparkDriver(par.LevelDriver):
             cur.unpersist(blocking=False)
             cur = nxt
         bad, firsts = 0, []
-        for part, (n, first) in cur.mapPartitionsWithIndex(_verdict_task).collect():
+        for _, (n, first) in cur.mapPartitionsWithIndex(_verdict_task).collect():
             bad += n
             if first is not None:
-                firsts.append((first[0], part, first[1]))
+                firsts.append(first)
         cur.unpersist(blocking=False)
         return bad, firsts
 
     def close(self) -> None:
-        for rdd in [self.own, self.prod] + self.links:
+        for rdd in (self.own, self.prod):
             if rdd is not None:
                 try:
                     rdd.unpersist(blocking=False)
                 except Exception:
                     pass
         self.own = self.prod = None
-        self.links = []
 
 
 def explore_spark(model: str, params: dict, behaviours=(), *, symmetry: bool = True, master: str = "local[*]",
@@ -357,7 +357,7 @@ def explore_spark(model: str, params: dict, behaviours=(), *, symmetry: bool = T
                   stable: Optional[bool] = None, progress: Optional[Callable[[str], None]] = None,
                   conf: Optional[dict] = None):
     """Exhaustive BFS of registry model `model` on Spark; returns (ExploreResult, driver). The
-    driver's `bytes` is the size of the visited sets and parent links on the executors."""
+    driver's `bytes` is the size of the visited sets on the executors."""
     from kverify.spark import session
     from kverify.spark.world import resolve
 
@@ -435,6 +435,6 @@ def run_engine(args, protocol, params: dict):
         where = f"Spark {args.master}, {drv.parts} partitions, {'stable' if drv.stable else 'hash'} fingerprints"
     if not args.json:
         print(f"explore: engine {args.engine} ({where}): {res.distinct_states} distinct states in {drv.levels} "
-              f"levels, {drv.bytes / max(res.distinct_states, 1):.1f} bytes a state in visited sets + parent links",
+              f"levels, {drv.bytes / max(res.distinct_states, 1):.1f} bytes a state in visited sets",
               file=sys.stderr)
     return res

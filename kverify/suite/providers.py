@@ -358,6 +358,14 @@ EXPLORE_VARIANTS = {
         "replication-world", {"quick": {"crashes": 2, "failovers": 0, "records": 0},
                               **{p: {"crashes": 3, "failovers": 0, "records": 0} for p in ("ci", "deep")}},
         {"quick": 2_500, "ci": 25_000, "deep": None}),
+    # a follower's fetch answer left in flight across two leader changes (the leader crashes, the follower leads,
+    # the old leader rejoins and wins a preferred election): the follower, a follower again in the new epoch, must
+    # drop the answer to its fetch of the first epoch (Replica.handle_fetch_response, KIP-320); applied, its record
+    # sits below the new leader's committed one (i-lcc at depth 17) (2 brokers, min ISR 1: 21,731 states)
+    "explore:replication-world/stale-fetch": (
+        "replication-world", {p: {"fetch": "mixed", "acks": "1", "records": 2, "preferred": 1, "min_isr": 1,
+                                  "failovers": 0} for p in ("quick", "ci", "deep")},
+        {"quick": 45_000, "ci": 45_000, "deep": None}),
     # the offsets partition's leader resigns while it runs (a preferred election): its coordinator unloads the
     # group (PartitionLoading.on_resignation) and the new leader loads it (7,057 states)
     "explore:offsets-world/preferred": (
@@ -417,11 +425,17 @@ EXPLORE_VARIANTS = {
     "explore:consumer-group-world/losses": (
         "consumer-group-world", {p: {"losses": 1, "failover": False, "grow": False} for p in ("ci", "deep")},
         {"ci": 60_000, "deep": None}),
+    # one KIP-848 client, two topics (a subscription change revokes one), searched by two forked worker processes:
+    # its in-flight requests cross the process boundary as pickles, so a kind compared by identity
+    # (ConsumerMember.on_response `is "heartbeat"`) is found as in group-world/processes (137 states)
+    "explore:consumer-group-world/processes": (
+        "consumer-group-world", {p: {"topics": 2, "failover": False, "grow": False, "members": 1}
+                                 for p in ("quick", "ci", "deep")}, {"quick": 400, "ci": 400, "deep": None}),
 }
 
 
 # variants searched on two worker processes instead of in this one (same answers, states pickled between them)
-ON_WORKER_PROCESSES = frozenset({"explore:group-world/processes"})
+ON_WORKER_PROCESSES = frozenset({"explore:group-world/processes", "explore:consumer-group-world/processes"})
 
 
 def _bounded_protocol(ctx: Context, entry) -> tuple:

@@ -5,13 +5,16 @@ split between shards (model/search/shard.py: what one shard does at a level, and
 the in-process explorer's); this module is the driver's side, written once for every engine
 (`LevelDriver`: levels, stop rules, progress, traces, the recoverability analysis, the
 `ExploreResult`), and the engine that runs the shards as forked worker processes (`ProcessesDriver`,
-`kverify explore --engine processes`; they swap small records through files in /dev/shm). The
-Spark engine (kverify/spark/explore.py) runs the same shards as Spark tasks.
+`kverify explore --engine processes`; they swap small records through files in /dev/shm, and keep
+what a worker sends itself in memory). The Spark engine (kverify/spark/explore.py) runs the same
+shards as Spark tasks.
 
 A level `d` is two exchanges: `merge(d)` (each owner takes the candidates sent to it, keeps the new
-states, answers their producers) and `produce(d)` (each producer rebuilds and checks the admitted
-states and expands them, sending the candidates of level d+1). Whole states never leave the shard
-that holds them; only candidate records (about 100 bytes) and admits travel.
+states, answers the shards holding their parents, and counts the admitted states per frontier chunk)
+and `produce(d)` (the chunks `shard.plan` moves go, with their admits, to the less loaded shards;
+then each shard rebuilds, checks and expands the admitted states of the chunks it holds, sending the
+candidates of level d+1). A state is serialised only when its chunk moves; otherwise only candidate
+records (about 100 bytes) and admits travel.
 
 Stop rules act between the two exchanges of a level, so a cut is a clean one: `--max-states N` keeps
 exactly the first N distinct states in breadth-first order (the in-process explorer's N states) and
@@ -24,7 +27,6 @@ unexpanded. The state graph for `recoverable` is kept (edges at the owner of the
 from __future__ import annotations
 
 import os
-import pickle
 import shutil
 import tempfile
 import time
@@ -44,9 +46,9 @@ class WorkerError(RuntimeError):
 class LevelDriver:
     """The driver's side of a level-synchronous search, whatever runs the shards. An engine
     supplies `start()`, `merge(depth, graph) -> meta`, `admit_keys(depth) -> [key]`,
-    `produce(depth, pending, expand, graph, key_limit) -> meta`, `link(depth, part, id) -> (parent
-    owner, parent id, action index) | None`, `backward() -> (unrecoverable, [(level, part, id)])`
-    and `close()`. After `run`, `bytes` = visited sets + parent links on the shards."""
+    `produce(depth, pending, expand, graph, key_limit) -> meta`, `backward() -> (unrecoverable,
+    [(level, key)])` and `close()`. A trace is re-executed from its state's order key
+    (`shard.path_of`). After `run`, `bytes` = the visited sets on the shards."""
 
     engine = "parallel"
     parts = 1
@@ -79,14 +81,12 @@ class LevelDriver:
         per_depth: dict = {}
         graph = self.graph_limit > 0
         dropped = False
-        link_bytes = 0
         stopped, depth, max_depth, last_admitted = "", 0, 0, 0
         self.start()
         while True:
             m = self.merge(depth, graph)
             total = combine([total, m])
-            link_bytes += m["link_bytes"]
-            self.bytes = m["store_bytes"] + link_bytes
+            self.bytes = m["store_bytes"]
             key_limit = None
             if self.max_states is not None and total["new"] >= self.max_states:
                 stopped = "max-states"
@@ -150,15 +150,8 @@ class LevelDriver:
         """The unrecoverable state with the smallest (level, key), as a `recoverable` finding."""
         from kverify.model.explore import Found, recoverable_violation
 
-        best = None
-        for level, part, sid in firsts:
-            init, ks = self.path(level, part, sid)
-            key = init
-            for k in ks:
-                key = key * RADIX + k
-            if best is None or (level, key) < best[0]:
-                best = ((level, key), init, ks)
-        _, init, ks = best
+        level, key = min(firsts)
+        init, ks = sh.path_of(key, level)
         acts = self.replay(p, init, ks)
         return Found(recoverable_violation(bad, len(acts)), init, acts)
 
@@ -170,21 +163,6 @@ class LevelDriver:
                       f"{total['transitions']} transitions, {total['new'] / dt:,.0f} distinct/s, "
                       f"{dt:,.0f}s")
 
-    def path(self, depth: int, part: int, sid: int) -> tuple:
-        """(init index, action indices) of a state, from the parent links back to an initial state."""
-        ks = []
-        while True:
-            link = self.link(depth, part, sid)
-            if link is None:
-                raise RuntimeError(f"parent link of a depth-{depth} state not found")
-            powner, pid, k = link
-            ks.append(k)
-            if depth == 0:
-                break
-            depth, part, sid = depth - 1, powner % self.parts, pid
-        ks.reverse()
-        return ks[0], ks[1:]
-
     @staticmethod
     def replay(p, init: int, ks: list) -> list:
         return follow_indices(p, init, ks)[0]
@@ -193,8 +171,8 @@ class LevelDriver:
         """(init index, actions) of a finding: the path to its state re-executed (plus its own step)."""
         if ref is None:
             return 0, []
-        depth, owner, sid, last = ref
-        init, ks = self.path(depth, owner % self.parts, sid)
+        depth, key, last = ref
+        init, ks = sh.path_of(key, depth)
         acts = self.replay(p, init, ks)
         if last is not None:
             acts.append(last)
@@ -223,24 +201,31 @@ class _Worker:
     def __init__(self, model: Model, index: int, n: int, xdir: str, graph: bool):
         self.model, self.index, self.n, self.xdir = model, index, n, xdir
         self.owner = sh.Owner(model, graph)
-        self.frontier: list = []
-        self.links: list = []
+        self.chunks: dict = {}                  # this worker's frontier: {(part, chunk): items}
+        self.work: list = []                    # [(chunk key, items, admits)] to rebuild at this level
+        self.mine: dict = {}                    # tag -> what this worker sent itself (never pickled)
         self.back: Optional[sh.Backward] = None
 
     def _send(self, tag: str, buckets: dict) -> None:
         for w, b in buckets.items():
+            if w == self.index:
+                self.mine[tag] = b
+                continue
             path = os.path.join(self.xdir, f"{tag}-{self.index}-{w}")
             with open(path + ".tmp", "wb") as fh:
-                fh.write(pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL))
+                fh.write(sh.dumps(b))
             os.replace(path + ".tmp", path)
 
     def _gather(self, tag: str) -> list:
         out = []
         for w in range(self.n):
+            if w == self.index:
+                out.extend(self.mine.pop(tag, ()))
+                continue
             path = os.path.join(self.xdir, f"{tag}-{w}-{self.index}")
             if os.path.exists(path):
                 with open(path, "rb") as fh:
-                    out.extend(pickle.loads(fh.read()))
+                    out.extend(sh.loads(fh.read()))
                 os.remove(path)
         return out
 
@@ -258,34 +243,50 @@ class _Worker:
             self.owner.mark_good(self._gather("g"))
             if not graph:
                 self.owner.drop_graph()
-        admits, links = sh.merge(self.model, self.owner, self.index, self.n, self._gather("c"), depth, meta)
-        self.links.append(links)
-        self.admits = admits
-        self._send("a", admits)
+        self.admits = admits = sh.merge(self.model, self.owner, self.index, self.n, self._gather("c"), depth, meta)
+        out: dict = {}
+        for pc, a in admits.items():
+            out.setdefault(pc[0], []).append((pc, a))
+        self._send("a", out)
+        meta["load"] = {pc: len(a) for pc, a in admits.items()}
         return meta
 
     def admit_keys(self, depth: int) -> list:
         return [a[0] for b in self.admits.values() for a in b]
 
-    def rebuild(self, depth: int, pending, graph: bool, key_limit) -> dict:
-        """Phase 1 of a level's production: rebuild the admitted states here, send each to its owner."""
-        meta = new_meta()
-        items, goods = sh.rebuild(self.model, self.n, self.frontier, self._gather("a"), depth, pending, meta,
-                                  graph=graph, key_limit=key_limit)
-        self._send("x", sh.route_items(items, self.n))
-        self._send("g", goods)
-        return meta
+    def ship(self, depth: int, moves: dict) -> None:
+        """Phase 1 of a level's production: take the admits of the chunks held here; the chunks
+        `moves` names go, with their admits, to their new worker."""
+        groups: dict = {}
+        for pc, a in self._gather("a"):                   # owners in worker order
+            groups.setdefault(pc, []).extend(a)
+        keep, out = [], {}
+        for pc, a in groups.items():
+            entry = (pc, self.chunks.get(pc), a)          # (no chunk at level 0: initial states)
+            t = moves.get(pc)
+            if t is None:
+                keep.append(entry)
+            else:
+                out.setdefault(t, []).append(entry)
+        self.chunks = {}
+        self._send("s", out)
+        self.work = keep
 
-    def expand(self, depth: int, expand: bool, graph: bool) -> dict:
-        """Phase 2: the states this worker owns become its frontier and are expanded here."""
+    def produce(self, depth: int, pending, expand: bool, graph: bool, key_limit) -> dict:
+        """Phase 2: rebuild, check and expand the admitted states of the chunks held here; they
+        become this worker's frontier."""
         meta = new_meta()
-        self.frontier = items = self._gather("x")         # sources in worker order, each in key order
+        work, self.work = self.work + self._gather("s"), []
+        chunks = {pc: items for pc, items, _ in work}
+        admits = [x for _, _, a in work for x in a]
+        items, goods = sh.rebuild(self.model, self.n, chunks, admits, depth, pending, meta, graph=graph,
+                                  key_limit=key_limit)
+        del chunks, admits, work
+        self._send("g", goods)
         cands = sh.expand_items(self.model, self.index, self.n, items, depth + 1, meta, graph) if expand else {}
         self._send("c", cands)
+        self.chunks = {(self.index, c): ch for c, ch in enumerate(sh.chunks_of(items))}
         return meta
-
-    def link(self, depth: int, sid: int):
-        return self.links[depth].get(sid) if depth < len(self.links) else None
 
     def back_start(self) -> int:
         self.owner.mark_good(self._gather("g"))
@@ -346,10 +347,6 @@ class ProcessPool:
             c.send((cmd, *args))
         return [self._answer(c) for c in self.conns]
 
-    def call_one(self, w: int, cmd: str, *args):
-        self.conns[w].send((cmd, *args))
-        return self._answer(self.conns[w])
-
     @staticmethod
     def _answer(c):
         try:
@@ -388,17 +385,16 @@ class ProcessesDriver(LevelDriver):
         self.pool.call("start")
 
     def merge(self, depth, graph) -> dict:
-        return combine(self.pool.call("merge", depth, graph))
+        metas = self.pool.call("merge", depth, graph)
+        self.load = sh.add_loads(m.pop("load") for m in metas)
+        return combine(metas)
 
     def admit_keys(self, depth) -> list:
         return [k for ks in self.pool.call("admit_keys", depth) for k in ks]
 
     def produce(self, depth, pending, expand, graph, key_limit) -> dict:
-        built = self.pool.call("rebuild", depth, pending, graph, key_limit)
-        return combine(built + self.pool.call("expand", depth, expand, graph))
-
-    def link(self, depth, part, sid):
-        return self.pool.call_one(part, "link", depth, sid)
+        self.pool.call("ship", depth, sh.plan(self.load, self.parts))
+        return combine(self.pool.call("produce", depth, pending, expand, graph, key_limit))
 
     def backward(self) -> tuple:
         fresh, r = sum(self.pool.call("back_start")), 0
@@ -406,10 +402,10 @@ class ProcessesDriver(LevelDriver):
             r += 1
             fresh = sum(self.pool.call("back_round", r))
         bad, firsts = 0, []
-        for part, (n, first) in enumerate(self.pool.call("back_verdict")):
+        for n, first in self.pool.call("back_verdict"):
             bad += n
             if first is not None:
-                firsts.append((first[0], part, first[1]))
+                firsts.append(first)
         return bad, firsts
 
     def run(self):

@@ -5,25 +5,31 @@ Why it exists: the multi-process engine (model/search/parallel.py) and the Spark
 of the in-process explorer; the rules of a shard are written here once and both engines call them.
 A shard plays two roles at each level:
 
-- producer: it holds whole states (its frontier: the states it expanded at the last level). `rebuild`
-  re-creates the states the owners admitted from their parents here (re-executing the parent's action:
-  a step costs less than sending every successor), checks them (state invariants, `sometimes`,
-  quiescent-good for the state graph) and `route_items` sends each to its owner, once (one pickle).
-- expander: the owner of a state expands it (`expand_items`: model/search/expand.py, step invariants,
-  deadlocks) and keeps it as its frontier, sending each successor's small candidate record (order
-  key, fingerprint, parent, where the parent lives) to the successor's owner. States so spread over
-  the shards by fingerprint, the work of a level does too (a producer that kept what it rebuilt would
-  keep every state on the shard of the initial state: one busy core).
-- owner: it holds the visited set of the fingerprints that fall on it (`Owner`) and the parent
-  links (`Links`). `merge` takes the candidates of a level in order-key order, keeps the new ones
-  (fault-budget subsumption in the same order), records their links and the state-graph edges, and
-  answers each producer with the admitted states it must rebuild (parent and action).
+- owner: it holds the visited set of the fingerprints that fall on it (`Owner`). `merge` takes the
+  candidates of a level in order-key order, keeps the new ones (fault-budget subsumption in the same
+  order), records the state-graph edges, and
+  answers the shards holding the parents with the admitted states they must rebuild (parent and
+  action), grouped by the frontier chunk the parent is in.
+- producer: it holds whole states (its frontier, in chunks: `chunks_of`). `rebuild` re-creates the
+  admitted states from their parents here (re-executing the parent's action: a step costs less than
+  sending every successor) and checks them (state invariants, `sometimes`, quiescent-good for the
+  state graph); `expand_items` expands them here (model/search/expand.py, step invariants,
+  deadlocks): they are the shard's next frontier, and each successor's small candidate record
+  (order key, fingerprint, parent, where the parent lives) goes to the successor's owner.
+  A state is so expanded where its parent's chunk is, and never serialised for that: the engines
+  serialise a state only to keep it between levels (Spark) or to move a chunk. The work of a level
+  is the admitted states of each chunk (`merge` counts them), and `plan` moves whole chunks (parents
+  and their admits) from the shards above the mean to those below before the level is rebuilt (the
+  shard holding the initial state would otherwise keep every state: one busy core).
 
 Order keys make every choice the in-process loop makes by its processing order: a state's key is
 `parent key * RADIX + action index` (initial states: their index), which orders a level as the
 in-process frontier, so the owner keeps the in-process BFS parent (same shortest traces), applies
 subsumption as the in-process store does, and every finding carries `(level, key)`: per property
-the smallest one is the finding the in-process run notes first.
+the smallest one is the finding the in-process run notes first. A key is also its state's trace (the
+initial state's index, then the action indices, in base RADIX: `path_of`), so no shard keeps parent
+links: a finding's trace is re-executed from its key alone. Where a state is expanded changes no
+answer: candidates are ordered by key, findings by (level, key).
 
 Fingerprints decide the owner and identify a state inside it, so every process must compute the
 same one for equal states: `Model(..., stable=False)` uses the explorer's `hash` of the canonical
@@ -33,7 +39,9 @@ the same PYTHONHASHSEED: before 3.12 `hash(None)` depends on an address); `stabl
 """
 from __future__ import annotations
 
+import gc
 import hashlib
+import pickle
 from array import array
 from typing import Iterable, Optional
 
@@ -43,9 +51,79 @@ from kverify.model.search.storage import FingerprintSet, Subsumption, offers_sub
 from kverify.model.search.visitors import Deadlock, StateInvariants, StepInvariants, Visitor, crash
 
 RADIX = MAX_ACTIONS + 1                      # key of a successor = parent key * RADIX + action index
+CHUNK = 2000                                 # at most this many frontier states a chunk (one pickle)
+SPLIT = 16                                   # ... and at least this many chunks a shard (for `plan`)
+SLACK = 1.05                                 # `plan` moves chunks off a shard above SLACK x the mean work
 
 # candidate record fields (producer -> owner)
-C_KEY, C_TID, C_SPARE, C_O, C_POWNER, C_PID, C_K, C_PART, C_POS, C_GID, C_FAULT, C_ACTION = range(12)
+C_KEY, C_TID, C_SPARE, C_O, C_PART, C_CHUNK, C_OFF, C_GID, C_FAULT, C_ACTION = range(10)
+
+
+# --- serialising states ---------------------------------------------------------------------------
+
+def dumps(obj) -> bytes:
+    """One pickle for a chunk of frontier states (their shared parts are written once)."""
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(blob: bytes):
+    """pickle.loads with the cyclic garbage collector paused: rebuilding thousands of objects
+    otherwise triggers collections over the whole heap (2x slower for replication states, 6x for
+    group-world ones)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(blob)
+    finally:
+        if was:
+            gc.enable()
+
+
+def chunk_size(n: int) -> int:
+    """States a chunk of a frontier of `n` states: at most CHUNK, at least SPLIT chunks when n allows."""
+    return max(1, min(CHUNK, -(-n // SPLIT)))
+
+
+def chunks_of(items: list) -> list:
+    """The frontier `items` cut in chunks of `chunk_size(len(items))` (the positions `expand_items` sends)."""
+    size = chunk_size(len(items))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def add_loads(loads: Iterable[dict]) -> dict:
+    """{(part, chunk): admitted states} summed over the owners' counts (`merge`'s admits per chunk)."""
+    out: dict = {}
+    for load in loads:
+        for pc, n in load.items():
+            out[pc] = out.get(pc, 0) + n
+    return out
+
+
+def plan(load: dict, parts: int) -> dict:
+    """{(part, chunk): target part} for the chunks that move before a level is rebuilt, from `load`
+    {(part, chunk): admitted states}: each shard keeps its chunks in order while it stays under SLACK
+    x the mean (and always its first one); the rest go, largest first, to the least loaded shard.
+    Deterministic: the same loads give the same moves."""
+    total = sum(load.values())
+    if parts < 2 or not total:
+        return {}
+    cap = SLACK * total / parts
+    kept = [0] * parts
+    spill = []
+    for pc in sorted(load):
+        n = load[pc]
+        if not kept[pc[0]] or kept[pc[0]] + n <= cap:
+            kept[pc[0]] += n
+        else:
+            spill.append(pc)
+    spill.sort(key=lambda pc: (-load[pc], pc))
+    moves = {}
+    for pc in spill:
+        t = min(range(parts), key=lambda q: (kept[q], q))
+        kept[t] += load[pc]
+        if t != pc[0]:
+            moves[pc] = t
+    return moves
 
 
 # --- fingerprints -----------------------------------------------------------------------------------
@@ -112,7 +190,7 @@ class Model:
 # --- per-level counters ---------------------------------------------------------------------------
 
 COUNTERS = ("transitions", "expanded", "deadlocks", "new", "admitted", "emitted", "edges", "fault_edges",
-            "good", "store_bytes", "link_bytes")
+            "good", "store_bytes")
 
 
 def new_meta() -> dict:
@@ -122,8 +200,8 @@ def new_meta() -> dict:
 
 
 def note(meta: dict, order: tuple, v: Violation, ref: Optional[tuple]) -> None:
-    """Keep the finding with the smallest (level, key) per property name. `ref` = (depth, owner,
-    id, action or None): the state the trace goes to, plus the step for a step finding."""
+    """Keep the finding with the smallest (level, key) per property name. `ref` = (depth, key,
+    action or None): the state the trace goes to, plus the step for a step finding."""
     cur = meta["findings"].get(v.invariant)
     if cur is None or order < cur[0]:
         meta["findings"][v.invariant] = (order, v.message, ref)
@@ -145,62 +223,40 @@ def combine(metas: Iterable[dict]) -> dict:
 
 # --- what an owner keeps --------------------------------------------------------------------------
 
-class Links:
-    """Parent links of one shard at one level: id -> (parent owner, parent id, action index), in
-    flat arrays (32 bytes a state); looked up only to rebuild a trace."""
-
-    __slots__ = ("ids", "powners", "pids", "ks")
-
-    def __init__(self):
-        self.ids, self.powners, self.pids, self.ks = array("q"), array("q"), array("q"), array("q")
-
-    def add(self, sid: int, powner: int, pid: int, k: int) -> None:
-        self.ids.append(sid)
-        self.powners.append(powner)
-        self.pids.append(pid)
-        self.ks.append(k)
-
-    def get(self, sid: int) -> Optional[tuple]:
-        try:
-            i = self.ids.index(sid)
-        except ValueError:
-            return None
-        return self.powners[i], self.pids[i], self.ks[i]
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def __getstate__(self):
-        return (self.ids, self.powners, self.pids, self.ks)
-
-    def __setstate__(self, st):
-        self.ids, self.powners, self.pids, self.ks = st
+def path_of(key: int, depth: int) -> tuple:
+    """(initial state index, [action index]) of the state of level `depth` with order key `key`."""
+    ks = []
+    for _ in range(depth):
+        key, k = divmod(key, RADIX)
+        ks.append(k)
+    ks.reverse()
+    return key, ks
 
 
 class Owner:
     """An owner's slice of the search: its visited set, how many states it admitted (their local
     numbers, in (level, key) order), and while the state graph is kept: id -> local number, per local
-    number its id and level, the non-fault edges into its states (source global number, local
+    number its order key and level, the non-fault edges into its states (source global number, local
     target) and the quiescent-good flags. A global number is `local * parts + part`."""
 
-    __slots__ = ("store", "count", "graph", "index", "sids", "starts", "esrc", "edst", "good")
+    __slots__ = ("store", "count", "graph", "index", "keys", "starts", "esrc", "edst", "good")
 
     def __init__(self, model: Model, graph: bool):
         self.store = Subsumption() if model.subsume else FingerprintSet()
         self.count = 0
         self.graph = False
         self.index: Optional[dict] = None
-        self.sids = self.esrc = self.edst = None
+        self.keys = self.esrc = self.edst = None
         self.starts: list = []
         self.good = bytearray()
         if graph:
             self.graph = True
             self.index = {} if not model.subsume else None
-            self.sids, self.esrc, self.edst = array("q"), array("q"), array("q")
+            self.keys, self.esrc, self.edst = [], array("q"), array("q")
 
     def drop_graph(self) -> None:
         self.graph = False
-        self.index = self.sids = self.esrc = self.edst = None
+        self.index = self.keys = self.esrc = self.edst = None
         self.good = bytearray()
 
     def bytes(self) -> int:
@@ -217,12 +273,11 @@ class Owner:
             g[i] = 1
 
 
-def merge(model: Model, owner: Owner, part: int, parts: int, cands: list, depth: int, meta: dict) -> tuple:
-    """The owner's side of level `depth`: the candidates in key order, the new ones kept (links,
-    local numbers), the state-graph edges recorded. Returns ({producer part: [admit]}, Links); an
-    admit = (key, parent position, action, owner fingerprint, id, global number)."""
+def merge(model: Model, owner: Owner, part: int, parts: int, cands: list, depth: int, meta: dict) -> dict:
+    """The owner's side of level `depth`: the candidates in key order, the new ones kept (local
+    numbers), the state-graph edges recorded. Returns {(producer part, chunk): [admit]}; an
+    admit = (key, (part, chunk), parent's offset in the chunk, action, global number)."""
     cands.sort(key=lambda c: c[0])
-    links = Links()
     admits: dict = {}
     graph = owner.graph
     owner.starts.append(owner.count)
@@ -232,7 +287,7 @@ def merge(model: Model, owner: Owner, part: int, parts: int, cands: list, depth:
         add = owner.store.add
         index = owner.index
     for c in cands:
-        key, tid, spare, o, powner, pid, k, sp, spos, sgid, fault, action = c
+        key, tid, spare, o, sp, sch, soff, sgid, fault, action = c
         local = owner.count
         if model.subsume:
             r = find(o, spare, local)
@@ -248,14 +303,16 @@ def merge(model: Model, owner: Owner, part: int, parts: int, cands: list, depth:
         if fresh:
             r = local
             owner.count += 1
-            links.add(tid, powner, pid, k)
             meta["new"] += 1
-            a = admits.get(sp)
+            pc = (sp, sch)
+            a = admits.get(pc)
             if a is None:
-                a = admits[sp] = []
-            a.append((key, spos, action, o, tid, local * parts + part))
+                a = admits[pc] = []
+            else:
+                pc = a[0][1]                          # one tuple object a chunk: pickled once
+            a.append((key, pc, soff, action, local * parts + part))
             if graph:
-                owner.sids.append(tid)
+                owner.keys.append(key)
         if graph and sgid >= 0:
             meta["edges"] += 1
             if fault:
@@ -264,12 +321,12 @@ def merge(model: Model, owner: Owner, part: int, parts: int, cands: list, depth:
                 owner.esrc.append(sgid)
                 owner.edst.append(r)
     meta["store_bytes"] = owner.bytes()
-    meta["link_bytes"] = 32 * len(links)
-    return admits, links
+    return admits
 
 
 def init_candidates(model: Model, parts: int, meta: dict) -> dict:
-    """{owner part: [candidate]} of the initial states (key = index, produced by part 0)."""
+    """{owner part: [candidate]} of the initial states (key = index; "chunk" and offset = index:
+    an initial state is rebuilt from `Model.inits` on any shard)."""
     if model.inits is None:
         try:
             model.protocol.init_states()
@@ -283,16 +340,16 @@ def init_candidates(model: Model, parts: int, meta: dict) -> dict:
         except Exception as exc:
             note(meta, (0, i), crash(exc), None)
             continue
-        out.setdefault(o % parts, []).append((i, tid, spare, o, 0, 0, i, 0, i, -1, 0, None))
+        out.setdefault(o % parts, []).append((i, tid, spare, o, 0, i, i, -1, 0, None))
     return out
 
 
-def rebuild(model: Model, parts: int, prev: list, admits: list, depth: int, pending: Iterable[str],
+def rebuild(model: Model, parts: int, chunks: dict, admits: list, depth: int, pending: Iterable[str],
             meta: dict, *, graph: bool, key_limit=None) -> tuple:
-    """The producer's side: rebuild the admitted states of level `depth` from their parents in `prev`
-    (this shard's frontier of level depth-1; initial states at level 0) and check them. Returns
-    (items, {owner part: [good local numbers]}); an item = (key, owner fingerprint, id, global
-    number, state), to be sent to its owner with `route_items` and expanded there."""
+    """The producer's side: rebuild the admitted states of level `depth` (admits of `merge`, from any
+    owner) from their parents in `chunks` ({(part, chunk): frontier items of level depth-1} held
+    here; initial states at level 0) and check them. Returns (items in key order, {owner part: [good
+    local numbers]}); an item = (key, global number, state), expanded here."""
     admits.sort(key=lambda a: a[0])
     proto = model.protocol
     checks = model.state_checks
@@ -303,21 +360,21 @@ def rebuild(model: Model, parts: int, prev: list, admits: list, depth: int, pend
     goods: dict = {}
     items = []
     step = proto.step
-    for key, spos, action, o, tid, gid in admits:
+    for key, pc, off, action, gid in admits:
         if key_limit is not None and key > key_limit:
             break
         try:
-            t = model.inits[spos] if depth == 0 else step(prev[spos][4], action)
+            t = model.inits[off] if depth == 0 else step(chunks[pc][off][2], action)
             if graph and good_of(t):
                 goods.setdefault(gid % parts, []).append(gid // parts)
                 meta["good"] += 1
         except Exception as exc:
-            note(meta, (depth, key), crash(exc, depth), (depth, o, tid, None))
+            note(meta, (depth, key), crash(exc, depth), (depth, key, None))
             continue
         if check is not None:
             v = check(t, depth)
             if v is not None:
-                note(meta, (depth, key), v, (depth, o, tid, None))
+                note(meta, (depth, key), v, (depth, key, None))
                 continue
         meta["admitted"] += 1
         for n, pred in goals:
@@ -328,17 +385,8 @@ def rebuild(model: Model, parts: int, prev: list, admits: list, depth: int, pend
                     hit = False
                 if hit:
                     reached[n] = depth
-        items.append((key, o, tid, gid, t))
+        items.append((key, gid, t))
     return items, goods
-
-
-def route_items(items: list, parts: int) -> dict:
-    """{owner part: [item]}: each rebuilt state goes to the shard that owns its fingerprint, which
-    expands it (in key order within each source, so the receiving order is deterministic)."""
-    out: dict = {}
-    for it in items:
-        out.setdefault(it[1] % parts, []).append(it)
-    return out
 
 
 class _AllNew:
@@ -384,7 +432,8 @@ class _Actions(Visitor):
 def expand_items(model: Model, part: int, parts: int, items: list, depth: int, meta: dict, graph: bool) -> dict:
     """Expand frontier items (states of depth `depth - 1`) with the loop's own per-state expansion,
     bound once for the level: {owner part: [candidate]}. Without the state graph only the
-    smallest-key candidate per successor is sent; with it every transition."""
+    smallest-key candidate per successor is sent; with it every transition. A candidate names its
+    parent by (part, chunk, offset) in `chunks_of(items)`."""
     proto, dl = model.protocol, model.deadlock
     is_fault = proto.is_fault
     batch, edges, nxt, nxt_k = _Batch(), _Actions(), [], array("q")
@@ -392,11 +441,12 @@ def expand_items(model: Model, part: int, parts: int, items: list, depth: int, m
     parent, via, acts_of, found = batch.parent, batch.via, edges.actions, batch.found
     best: dict = {}
     out: dict = {}
-    for pos, (key, owner, sid, gid, s) in enumerate(items):
-        before = dl.count
-        meta["transitions"] += expand(s, 0)
-        meta["expanded"] += 1
-        meta["deadlocks"] += dl.count - before
+    owner_of, subsume = model.owner, model.subsume
+    size = chunk_size(len(items))
+    transitions, before = 0, dl.count
+    for pos, (key, gid, s) in enumerate(items):
+        ch, off = divmod(pos, size)
+        transitions += expand(s, 0)
         base = key * RADIX
         if found:
             try:
@@ -405,22 +455,26 @@ def expand_items(model: Model, part: int, parts: int, items: list, depth: int, m
                 acts = []
             for a, v in found:
                 k = acts.index(a) if a is not None and a in acts else -1
-                note(meta, (depth, base + k), Violation(v.invariant, v.message, 0), (depth - 1, owner, sid, a))
+                note(meta, (depth, base + k), Violation(v.invariant, v.message, 0), (depth - 1, key, a))
             found.clear()
         for t, k, a in zip(nxt, via, acts_of):
             try:
-                o, tid, spare = model.owner(t)
+                o, tid, spare = owner_of(t)
             except Exception as exc:
-                note(meta, (depth, base + k), crash(exc, depth), (depth - 1, owner, sid, a))
+                note(meta, (depth, base + k), crash(exc, depth), (depth - 1, key, a))
                 continue
             if graph:
                 out.setdefault(o % parts, []).append(
-                    (base + k, tid, spare, o, owner, sid, k, part, pos, gid, 1 if is_fault(a) else 0, a))
+                    (base + k, tid, spare, o, part, ch, off, gid, 1 if is_fault(a) else 0, a))
                 continue
-            c = best.get((o, tid))
+            bk = (o, tid) if subsume else tid             # (without subsumption the id is the owner fingerprint)
+            c = best.get(bk)
             if c is None or base + k < c[0]:
-                best[(o, tid)] = (base + k, tid, spare, o, owner, sid, k, part, pos, -1, 0, a)
+                best[bk] = (base + k, tid, spare, o, part, ch, off, -1, 0, a)
         del nxt[:], nxt_k[:], parent[:], via[:], acts_of[:]
+    meta["transitions"] += transitions
+    meta["expanded"] += len(items)
+    meta["deadlocks"] += dl.count - before
     for c in best.values():
         out.setdefault(c[C_O] % parts, []).append(c)
     meta["emitted"] += sum(len(v) for v in out.values())
@@ -435,7 +489,7 @@ class Backward:
     round from the good states (each round: the new `ok` states send their predecessors to those
     predecessors' owners)."""
 
-    __slots__ = ("start", "preds", "ok", "count", "sids", "starts")
+    __slots__ = ("start", "preds", "ok", "count", "keys", "starts")
 
     def __init__(self, owner: Owner):
         n = owner.count
@@ -451,7 +505,7 @@ class Backward:
             fill[d] += 1
         self.start, self.preds, self.count = start, preds, n
         self.ok = bytearray(n)
-        self.sids, self.starts = owner.sids, owner.starts
+        self.keys, self.starts = owner.keys, owner.starts
 
     def absorb(self, locals_: Iterable[int]) -> list:
         """Mark these local states ok; the ones that were not yet."""
@@ -473,11 +527,11 @@ class Backward:
         return out
 
     def verdict(self) -> tuple:
-        """(states not ok, (level, id) of the first of them or None): local numbers follow
+        """(states not ok, (level, key) of the first of them or None): local numbers follow
         (level, key) order, so the first is this owner's shortest-trace one."""
         bad = self.count - sum(self.ok)
         if not bad:
             return 0, None
         first = self.ok.index(0)
         level = max(d for d, s in enumerate(self.starts) if s <= first)
-        return bad, (level, self.sids[first])
+        return bad, (level, self.keys[first])

@@ -79,7 +79,7 @@ from kverify.impl.consumer.messages import (ConsumerGroupHeartbeatRequest, Consu
                                             Errors as E, OffsetCommitRequest, OffsetFetchResponse)
 from kverify.invariants.consumer_group import (G_ASSIGNING, G_EMPTY, G_RECONCILING, G_STABLE, M_STABLE,
                                                UNRELEASED, UNREVOKED, Answer, CGView, ClientView, Commit, Leave,
-                                               MemberView, client_invariants, consumer_group_invariants,
+                                               MemberView, Reconciling, client_invariants, consumer_group_invariants,
                                                consumer_group_sometimes)
 from kverify.invariants.core import Sometimes
 from kverify.model.actions import Action, ActionTable
@@ -654,7 +654,8 @@ class ConsumerGroupWorld(Protocol):
         assignment epoch, state, members with state / epochs / assigned / pending revocation /
         subscribed topics, target assignment, partition epochs) and its topics image (partitions per
         topic); from each client (ConsumerMember), its member id, member epoch, owned partitions and
-        whether it runs subscribed (alive, state not UNSUBSCRIBED / LEAVING / STALE / FATAL)."""
+        whether it runs subscribed (alive, state not UNSUBSCRIBED / LEAVING / STALE / FATAL); for a live client in
+        RECONCILING, whether it holds its target and whether a reconciliation is under way."""
         v = s._view
         if v is not None:
             return v
@@ -679,8 +680,11 @@ class ConsumerGroupWorld(Protocol):
         assignors = () if g is None else tuple(
             (self.mid(c.member_id), c.config.server_assignor, m.server_assignor_name)
             for c, m in ((c, g.member(c.member_id)) for c in s.clients if c.alive and c.state in LIVE) if m is not None)
+        reconciling = tuple(Reconciling(self.mid(c.member_id), c._target_reconciled(), c.reconciling is not None)
+                            for c in s.clients if c.alive and c.state == "RECONCILING")
         v = s._view = CGView(ge, ae, state, members, target, pe, topics, self.pmax, clients,
-                             s.budget.perturbations < self.params["perturbations"], assignors=assignors)
+                             s.budget.perturbations < self.params["perturbations"], assignors=assignors,
+                             reconciling=reconciling)
         return v
 
     def step_views(self, prev, action, nxt):
