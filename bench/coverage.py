@@ -32,9 +32,9 @@ IMPL = os.path.join(ROOT, "impl")
 # world reaches yet is in NOT_MODELLED with what it would take; anything in neither is listed by --list.
 EXCUSED = {
     "*.__repr__": "debugging text of a value; no protocol decision reads it",
-    "replication/steps.py:enabled_steps": "the generic step list of tests and bench/replication_steps.py; worlds list "
+    "replication/steps.py:enabled_steps": "the generic step list of tests; worlds list "
                                           "their own actions and share only `controller_upkeep` with it",
-    "replication/steps.py:apply": "the generic step dispatcher of tests and bench/replication_steps.py "
+    "replication/steps.py:apply": "the generic step dispatcher of tests "
                                   "(see enabled_steps)",
     "replication/invariant_view.py:violations": "a one-call helper for tests/test_replication_invariants.py; "
                                                 "worlds bind the same invariant objects through repl_view/epoch_view",
@@ -136,8 +136,6 @@ EXCUSED = {
 # Protocol code no world reaches yet, each with what a world would need to reach it: named, counted apart from
 # EXCUSED, and the work left (a world parameter or an action).
 NOT_MODELLED = {
-    "coordinator/offset_handling.py:OffsetHandling.on_partitions_deleted": "topic deletion (offsets of deleted "
-        "partitions dropped): no world deletes topics",
     "coordinator/subscription.py:encode_subscription": "the coordinator-side encoder, used when group-world's "
         "members would subscribe with raw metadata; the member encodes through impl/member/codec.py",
     "consumer/describe.py:DescribeHandling._handle_describe": "ConsumerGroupDescribe: no client of "
