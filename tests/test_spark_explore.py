@@ -87,7 +87,7 @@ def test_stable_fingerprints_and_a_state_budget_cut_on_spark(spark):
     got, drv = _spark(name, params, beh, partitions=2, stable=True, max_states=700)
     assert drv.stable
     cut = ("distinct", "depth", "per_depth", "sometimes", "complete", "covered_depth", "violations", "graph")
-    assert {k: answers(got)[k] for k in cut} == {k: answers(ref)[k] for k in cut}   # not transitions: see parallel.py
+    assert {k: answers(got)[k] for k in cut} == {k: answers(ref)[k] for k in cut}   # not transitions: see ARCHITECTURE.md, cuts
     assert not got.complete and got.stopped == "max-states" and got.distinct_states == 700 and got.unexpanded > 0
 
 
