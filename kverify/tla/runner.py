@@ -24,13 +24,16 @@ FAST_START_FLAGS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss16m")
 BENCH_FLAGS = ("-XX:+UseParallelGC", "-Xss16m")
 
 
+_OLD_JVM_OK = "-XX:+IgnoreUnrecognizedVMOptions"     # a Java 11 (no dynamic archive) starts all the same
+
+
 def class_archive_flags(java: str, jar: str, jvm_flags) -> tuple[list, Optional[str]]:
     """Start-up cost only (issue 17): with the fast-start flags, TLC's classes come from a class-data-sharing
     archive (JDK 13+ `-XX:SharedArchiveFile`), about a fifth less CPU per short run. The first run dumps it
     (`-XX:ArchiveClassesAtExit`, to a file of its own that `_keep_archive` renames into place), the next
     runs map it; the archive's name holds Java, the jar (path, size, mtime) and the flags, so a different
     one is a different file. A JVM that cannot use it ignores it (Java 11 does not know the options and skips
-them). Returns (flags, path to keep or None)."""
+    them). Returns (flags, path to keep or None)."""
     if tuple(jvm_flags) != FAST_START_FLAGS or os.environ.get("KVERIFY_TLC_CDS") == "0":
         return [], None
     from kverify.spark.java import default_cache_dir
@@ -49,7 +52,6 @@ them). Returns (flags, path to keep or None)."""
     return [_OLD_JVM_OK, f"-XX:ArchiveClassesAtExit={fresh}"], fresh
 
 
-_OLD_JVM_OK = "-XX:+IgnoreUnrecognizedVMOptions"     # a Java 11 (no dynamic archive) starts all the same
 def _keep_archive(fresh: Optional[str], ok: bool) -> None:
     """Rename a freshly dumped archive into place (atomic: concurrent first runs each dump their own);
     `ok`: the JVM ended by itself (TLC exits non-zero on a violation, the archive is written all the same)."""
