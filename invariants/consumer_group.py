@@ -73,6 +73,16 @@ class Leave(NamedTuple):
     commits: tuple             # partition mask of each OffsetCommit sent before its leave heartbeat
 
 
+class Ignored(NamedTuple):
+    """A client received the answer to the leave heartbeat it sent on poll-timer expiry, during a step."""
+
+    member_id: int
+    rejoining: bool            # the application had polled again (STALE -> JOINING) before the answer came
+    error: str                 # the answer's error ("NONE", "UNKNOWN_MEMBER_ID": the member was gone already)
+    changed: tuple             # what the answer changed in the client (attribute names; "requests": what it sent),
+                               # against the client with that request forgotten; () when it was ignored
+
+
 class Reconciling(NamedTuple):
     """A live client in RECONCILING, as the world sees it between steps."""
 
@@ -100,6 +110,9 @@ class CGView(NamedTuple):
     # client-side state facts (a world running real clients fills them; the abstract model leaves them empty)
     assignors: tuple = ()      # (member id, server assignor its client asks for, the one its member records)
     reconciling: tuple = ()    # Reconciling: each live client in RECONCILING
+    patterns: tuple = ()       # (pattern, members subscribed to it, resolved in the group): each pattern a member
+                               # subscribes to or the group holds a resolution of (a world with regex subscriptions)
+    ignored: tuple = ()        # Ignored: answers to poll-expiry leaves received (step views of a world with poll stalls)
 
     def member(self, mid: int) -> Optional[MemberView]:
         for m in self.members:
@@ -314,6 +327,22 @@ def leave_commits_consumed(a: CGView, b: CGView) -> Optional[str]:
     return None
 
 
+def stale_leave_answer_ignored(a: CGView, b: CGView) -> Optional[str]:
+    """The answer to the leave heartbeat a client sends when its poll timer (max.poll.interval.ms) expires changes
+    nothing in the client: AbstractHeartbeatRequestManager.poll sends it with makeHeartbeatRequest(currentTimeMs,
+    true), ignoreResponse ("we can ignore the leave response because we can join before or after receiving the
+    response"), then goes STALE until the application polls again. Handled as a heartbeat answer instead, an
+    UNKNOWN_MEMBER_ID / FENCED_MEMBER_EPOCH fences a client that already rejoins (onPartitionsLost, epoch reset), a
+    success or another error moves its heartbeat timer and resets its sent fields. Compared with the client that
+    never received it (`Ignored.changed`)."""
+    for ig in b.ignored:
+        if ig.changed:
+            what = (f"fenced it ({ig.error}) while it rejoined" if "fenced_count" in ig.changed
+                    else f"changed its {', '.join(ig.changed)} ({ig.error})")
+            return f"client m{ig.member_id} handled the answer to the leave it sent on poll-timer expiry: {what}"
+    return None
+
+
 def server_assignor_recorded(v: CGView) -> Optional[str]:
     """A member the coordinator knows records the server assignor its live client asks for (group.remote.assignor):
     the client sends ServerAssignor in its joining heartbeat and whenever it changed since the last one it sent
@@ -334,6 +363,20 @@ def reconciliation_under_way(v: CGView) -> Optional[str]:
     for r in v.reconciling:
         if not r.reconciled and not r.in_progress:
             return f"client m{r.member_id} is RECONCILING toward a new target with no reconciliation under way"
+    return None
+
+
+def resolved_pattern_kept(a: CGView, b: CGView) -> Optional[str]:
+    """A pattern the group holds a resolution of stays resolved while some member still subscribes to it: Kafka
+    deletes a resolved regular expression (a ConsumerGroupRegularExpression tombstone) only with its last subscriber,
+    when the member changing its regex (GroupMetadataManager.maybeUpdateRegularExpressions) or being removed
+    (removeMember) is the only one subscribed to it (ConsumerGroup.numSubscribedMembers == 1), and a resolution result
+    (handleRegularExpressionsResult) replaces resolutions, never deletes one. Else the other subscribers resolve to
+    nothing until a later refresh: the target takes their partitions away."""
+    before = {p: resolved for p, _n, resolved in a.patterns}
+    for p, n, resolved in b.patterns:
+        if n and before.get(p) and not resolved:
+            return f"pattern {p!r} was resolved and {n} member(s) still subscribe to it, but its resolution is gone"
     return None
 
 
@@ -391,6 +434,11 @@ def consumer_group_invariants(view_of: Callable, step_view_of: Callable) -> tupl
 CLIENT_STEP_CHECKS = (
     ("leave-commits-consumed", "a client leaving with auto-commit commits exactly its consumed positions "
      "before its leave heartbeat, in non-empty OffsetCommits", leave_commits_consumed, ()),
+    ("stale-leave-answer-ignored", "the answer to the leave a client sends on poll-timer expiry changes nothing in "
+     "the client (ignoreResponse)", stale_leave_answer_ignored, ()),
+    # a coordinator-side property too, but the abstract model has no patterns (consumer-group-world states it)
+    ("resolved-pattern-kept", "a pattern the group holds a resolution of stays resolved while a member subscribes "
+     "to it", resolved_pattern_kept, ()),
 )
 CLIENT_STATE_CHECKS = (
     ("server-assignor-recorded", "a member the coordinator knows records the server assignor its live client asks "

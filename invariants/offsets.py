@@ -12,7 +12,9 @@ What lives where (no duplicates):
   onto `GroupView` (with `group_view`) and reuses that invariant as is;
 - what `GroupView` cannot say is the relation between what the coordinator *serves* and what was
   *acknowledged* (GroupView has one offsets field): that is `acked-commit-durable` below, over
-  `OffsetsView`, a view that an impl world (coordinator + impl/replication cluster) can map onto too.
+  `OffsetsView`, a view that an impl world (coordinator + impl/replication cluster) can map onto too;
+- that a coordinator taking a group over does not hand out a member id already handed out (its
+  predecessor's) is `member-id-never-reused` below, over the member ids handed out, in order.
 """
 from __future__ import annotations
 
@@ -53,6 +55,38 @@ ACKED_COMMIT_DURABLE = Invariant(
     "the current coordinator never serves an offset below one acknowledged to a committer",
     check_acked_commit_durable,
     broken_by=("unclean-election", "isr-shrinks-to-leader-min-isr-1", "truncate-to-hw"))
+
+
+def check_member_id_never_reused(handed_out: tuple):
+    """A member id a group coordinator hands out is never handed out again, by it or by any other.
+
+    Reads: the member ids that coordinators handed out to new members of one group, in order (in
+    offsets-world, the member id of each MEMBER_ID_REQUIRED answer to a JoinGroup without member id,
+    whichever broker led the offsets partition then). Kafka's fact: a new member's id is
+    `clientId + "-" + UUID.randomUUID()` (GroupMetadata.generateMemberId, ConsumerGroupMember ids
+    likewise), so ids never repeat, not across coordinator moves either. A repeated id gives two
+    clients one member id: a new client takes over the entry of a member that the loaded group (or
+    another broker's pending set) still holds, and a stale client's requests act for the new member.
+    Allows anything else (ids of one client id share their prefix).
+    """
+    seen = set()
+    for i, m in enumerate(handed_out):
+        if m in seen:
+            return f"member id {m} handed out again (hand-out #{i + 1}, first at #{handed_out.index(m) + 1})"
+        seen.add(m)
+    return None
+
+
+MEMBER_ID_NEVER_REUSED = Invariant(
+    "member-id-never-reused",
+    "a member id handed out to a new member of a group is never handed out again, even by another coordinator",
+    check_member_id_never_reused)
+
+
+def bind_member_ids(handed_out):
+    """`member-id-never-reused` over an engine's own states: `handed_out(state) -> (member id, ...)` in order."""
+    inv = MEMBER_ID_NEVER_REUSED
+    return Invariant(inv.name, inv.statement, lambda s: inv.check(handed_out(s)), inv.kind, inv.broken_by)
 
 
 def bind(view):

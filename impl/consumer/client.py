@@ -16,7 +16,9 @@ Pure and deterministic: every input (`start`, `poll`, `tick`, `subscribe`, `subs
 `on_response`, `on_failure`, `crash`, `restart`), given `now`, returns the requests to send.
 Callbacks (onPartitionsRevoked/Assigned/Lost) complete synchronously. The member id is chosen
 by the client (KIP-1082, Kafka 4.0). The poll timer (max.poll.interval.ms = the rebalance timeout)
-is checked when the client heartbeats: expired, it leaves and goes STALE until the next `poll`. Not
+is checked when the client heartbeats: expired, it leaves and goes STALE until the next `poll`; that leave is
+sent with ignoreResponse and no longer counts as a heartbeat in flight (heartbeatRequestState.reset(): "we can
+join before or after receiving the response"), and neither its answer nor its failure changes the client. Not
 modelled: topic-name resolution through metadata requests (the config's
 `topic_names` resolves ids), commit retries other than the reconciliation's.
 """
@@ -88,10 +90,11 @@ class ClientConfig:
 
 
 class InFlight(NamedTuple):
-    kind: str                 # "heartbeat" | "commit" | "fetch"
+    kind: str                 # "heartbeat" | "commit" | "fetch" | "ignored" (sent with ignoreResponse: no answer awaited)
     sent_epoch: int
     sent_at: int
-    purpose: str              # heartbeat: "join"|"beat"|"leave"; commit: "user"|"reconcile"|"leave"; fetch: "positions"
+    purpose: str              # heartbeat: "join"|"beat"|"leave"; commit: "user"|"reconcile"|"leave"; fetch: "positions";
+                              # ignored: "leave-stale"
     payload: tuple            # commit: ((tp, offset), ...); fetch: (tp, ...)
 
 
@@ -254,7 +257,7 @@ class ConsumerMember:
         inf = self.inflight.pop(cid, None)
         if inf is None:
             return []
-        if inf.kind == "heartbeat" and inf.purpose == "leave-stale":
+        if inf.kind == "ignored":
             out = []                                           # sent with ignoreResponse
         elif inf.kind == "heartbeat":
             out = self._on_heartbeat_response(inf, response, now)
@@ -272,7 +275,9 @@ class ConsumerMember:
         if inf is None:
             return []
         out = []
-        if inf.kind == "heartbeat":
+        if inf.kind == "ignored":
+            pass                                               # sent with ignoreResponse
+        elif inf.kind == "heartbeat":
             # AbstractHeartbeatRequestManager.onFailure (retriable): reset sent fields, back off.
             self.sent = None
             self.next_heartbeat_at = now + self.config.retry_backoff_ms
@@ -420,7 +425,7 @@ class ConsumerMember:
         self.reconciling = None
         self._transition_to_sending_leave()
         req = self._build_heartbeat(now)
-        self.inflight[req.correlation_id] = self.inflight[req.correlation_id]._replace(purpose="leave-stale")
+        self.inflight[req.correlation_id] = self.inflight[req.correlation_id]._replace(kind="ignored", purpose="leave-stale")
         self.sent = None
         self._to(S.STALE)                                      # onHeartbeatRequestGenerated -> transitionToStale
         self._clear_assignment()

@@ -180,7 +180,11 @@ class OffsetsTopicWorld:
             for event, b, tp in events:
                 progress = True
                 if event == "crashed":
-                    self.coordinators[b] = self._fresh(b)      # in-memory coordinator state is gone
+                    # in-memory coordinator state is gone, but not the member-id counter: it stands for
+                    # Kafka's random UUIDs, so a restarted broker must not hand out its old ids again
+                    fresh = self._fresh(b)
+                    fresh._member_counter = self.coordinators[b]._member_counter
+                    self.coordinators[b] = fresh
                     self._unmatched[b] = []
                     for key in [k for k in self._pending if k[0] == b]:
                         del self._pending[key]

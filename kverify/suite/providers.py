@@ -383,6 +383,13 @@ EXPLORE_VARIANTS = {
     "explore:offsets-world/recommit": (
         "offsets-world", {p: {"commits": 2, "crashes": 0} for p in ("quick", "ci", "deep")},
         {"quick": 200, "ci": 200, "deep": None}),
+    # two new consumer processes (one client.id) send their first JoinGroup to the offsets partition's leader while a
+    # crash moves it to the other broker: the two coordinators' MEMBER_ID_REQUIRED answers must hand out two ids
+    # (GroupCoordinator._generate_member_id, per-broker seeds; member-id-never-reused), and a broker that crashed and
+    # won the partition back by a preferred election must not repeat its own old ids (2 brokers, 4,673 states)
+    "explore:offsets-world/member-ids": (
+        "offsets-world", {p: {"brokers": 2, "joins": 2, "preferred": 1} for p in ("quick", "ci", "deep")},
+        {"quick": 9_000, "ci": 9_000, "deep": None}),
     "explore:offsets-world/txn-recommit": (
         "offsets-world", {p: {"txn": True, "mixed": True, "commits": 2, "crashes": 0} for p in ("quick", "ci", "deep")},
         {"quick": 400, "ci": 400, "deep": None}),
@@ -420,6 +427,12 @@ EXPLORE_VARIANTS = {
         "consumer-group-world", {"quick": {"regex": True, "failover": False, "grow": False, "members": 1},
                                  **{p: {"regex": True, "failover": False, "grow": False} for p in ("ci", "deep")}},
         {"quick": 2_000, "ci": 40_000, "deep": None}),
+    # both clients subscribe to the pattern t.* (start_pattern) and one may leave it for names: the group keeps the
+    # pattern's resolution for the other (regex.update_status deletes it only with its last subscriber;
+    # resolved-pattern-kept) (102,181 states, ~22 s CPU; too big for quick: the last resolution's age is in the key)
+    "explore:consumer-group-world/shared-pattern": (
+        "consumer-group-world", {p: {"start_pattern": True, "failover": False, "grow": False} for p in ("ci", "deep")},
+        {"ci": 200_000, "deep": None}),
     # lost heartbeat answers: the client's request fails (ConsumerMember.on_failure) and it heartbeats again
     # (29,090 states)
     "explore:consumer-group-world/losses": (
@@ -431,6 +444,23 @@ EXPLORE_VARIANTS = {
     "explore:consumer-group-world/processes": (
         "consumer-group-world", {p: {"topics": 2, "failover": False, "grow": False, "members": 1}
                                  for p in ("quick", "ci", "deep")}, {"quick": 400, "ci": 400, "deep": None}),
+    # poll stalls (`poll_stall`): a client's application misses a poll past max.poll.interval, the client leaves
+    # (a leave heartbeat whose answer it ignores: ignoreResponse) and goes STALE, then polls again before or after that
+    # answer; with a second perturbation (`stall`) the leave arrives after the session expired and its
+    # UNKNOWN_MEMBER_ID answer reaches the rejoining client, which it must not fence (stale-leave-answer-ignored;
+    # ConsumerMember.on_response). One member, two topics (quick: 1,225 states; ci/deep with failover and growth:
+    # 3,656)
+    "explore:consumer-group-world/poll-stall": (
+        "consumer-group-world", {"quick": {"poll_stall": True, "perturbations": 2, "members": 1, "topics": 2,
+                                           "failover": False, "grow": False},
+                                 **{p: {"poll_stall": True, "perturbations": 2, "members": 1, "topics": 2}
+                                    for p in ("ci", "deep")}}, {"quick": 2_500, "ci": 7_500, "deep": None}),
+    # the same with two members, the other rebalancing while one goes stale (ci: one perturbation, 12,378 states;
+    # deep: two, without failover and growth, 73,752 states)
+    "explore:consumer-group-world/poll-stall-pair": (
+        "consumer-group-world", {"ci": {"poll_stall": True},
+                                 "deep": {"poll_stall": True, "perturbations": 2, "failover": False, "grow": False}},
+        {"ci": 25_000, "deep": None}),
 }
 
 

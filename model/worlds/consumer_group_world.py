@@ -40,8 +40,8 @@ states. Exact while the world's clock stays below 2**30 ms (the metadata refresh
 ms in Kafka, is "far" in the key).
 
 Clients (ClientConfig): heartbeat interval and session timeout from the coordinator
-(HEARTBEAT_MS, SESSION_MS), rebalance timeout / max.poll.interval huge (poll stalls are not
-modelled: the application polls at every tick), auto-commit before reconciling and leaving when
+(HEARTBEAT_MS, SESSION_MS), rebalance timeout / max.poll.interval huge (the application polls at
+every tick; with `poll_stall` it is POLL_MS, see below), auto-commit before reconciling and leaving when
 `auto_commit` (positions come from OffsetFetch), no periodic auto-commit; each asks for the world's
 `assignor` as its server assignor (group.remote.assignor), which its member must record.
 
@@ -60,6 +60,18 @@ only with a mixed subscription (names + pattern, librdkafka's way), which the wo
 ConsumerMember (see subscribe_regex). A member's subscribed topics (the invariants' `subscribed`) are
 its names plus its pattern's current resolution; a settled state (`is_quiescent_good`, recoverability)
 also needs every subscribed pattern resolved against the topics that exist.
+`start_pattern=True` makes every client's application subscribe to PATTERN instead of the topic names
+(start, restart, resubscribe), so two members share one pattern without spending perturbations; a
+`subscribe` then leaves it for names, and the group must keep its resolution for the other member
+(resolved-pattern-kept).
+`poll_stall=True` (off by default: the default bound is unchanged) gives the clients a finite
+max.poll.interval (= the rebalance timeout they send), POLL_MS = one heartbeat interval, and adds the
+perturbation `miss_poll`: time jumps as in `tick` but the application of one client does not poll
+(its background thread still heartbeats), past its poll deadline, so the client leaves the group
+(AbstractHeartbeatRequestManager.poll: a leave heartbeat sent with ignoreResponse) and goes STALE;
+`poll` is its application polling again at any moment (STALE -> JOINING; its next `tick` polls it
+too), before or after the leave's answer arrives. The world keeps no extra state for it: whether a
+client polled is its own poll timer (`last_poll_at`, relative in the key).
 `assignor="round-robin"` plugs the abstract model's assignor into the coordinator (the real ones,
 `uniform`/`range`, are certified separately by `kverify assignor check`).
 
@@ -78,7 +90,7 @@ from kverify.impl.consumer.coordinator import ConsumerGroupCoordinator
 from kverify.impl.consumer.messages import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
                                             Errors as E, OffsetCommitRequest, OffsetFetchResponse)
 from kverify.invariants.consumer_group import (G_ASSIGNING, G_EMPTY, G_RECONCILING, G_STABLE, M_STABLE,
-                                               UNRELEASED, UNREVOKED, Answer, CGView, ClientView, Commit, Leave,
+                                               UNRELEASED, UNREVOKED, Answer, CGView, ClientView, Commit, Ignored, Leave,
                                                MemberView, Reconciling, client_invariants, consumer_group_invariants,
                                                consumer_group_sometimes)
 from kverify.invariants.core import Sometimes
@@ -105,6 +117,12 @@ PARAMS = {
                           "perturbation, and back to names (`subscribe`); the coordinator resolves it "
                           "asynchronously (a timer)"),
     "patterns": Param(1, "with regex: how many of the patterns t.*, t0 a member may subscribe to", lo=1, hi=2),
+    "start_pattern": Param(False, "every client's application subscribes to the pattern `t.*` (Java's "
+                                  "subscribe(SubscriptionPattern)) at start, restart and resubscribe instead of every "
+                                  "topic name: members share a pattern from the start (`subscribe` leaves it)"),
+    "poll_stall": Param(False, "poll stalls: max.poll.interval = one heartbeat interval and the perturbation "
+                               "`miss_poll` (a time jump in which one client's application does not poll: its poll "
+                               "timer expires, it leaves and goes STALE); `poll`: its application polls again"),
     "synchronous": Param(False, "the abstract model's assumptions (refinement): leave only with no heartbeat "
                                 "in flight, (re)subscribe only with no heartbeat request in flight, no time "
                                 "passing while a client reconciles, no failover"),
@@ -117,6 +135,7 @@ SUPPORTS = COORDINATOR_BEHAVIOURS | CLIENT_BEHAVIOURS
 GROUP = "g"
 HEARTBEAT_MS, SESSION_MS, BACKOFF_MS = 1000, 3000, 100
 REBALANCE_MS = 10 ** 9          # max.poll.interval / rebalance timeout: never reached here
+POLL_MS = HEARTBEAT_MS          # max.poll.interval / rebalance timeout with `poll_stall`: one missed poll expires it
 CID_STRIDE = 1_000_000          # client m issues correlation ids (m+1)*CID_STRIDE + 1, + 2, ...
 FAR = 1 << 30                   # time distances beyond this are "far" in the key
 PATTERNS = ("t.*", "t0")        # the patterns a member may subscribe to (`regex`; the first `patterns`)
@@ -140,6 +159,7 @@ class Facts(NamedTuple):
     reconciled: tuple = ()     # member ids whose heartbeat the coordinator handled without error
     revoked: bool = False      # a member left UNREVOKED_PARTITIONS (its revocation completed)
     left: tuple = ()           # invariants.consumer_group.Leave (a `leave` with auto-commit on)
+    ignored: tuple = ()        # invariants.consumer_group.Ignored (the answer to a poll-expiry leave received)
 
 
 NO_FACTS = Facts()
@@ -208,10 +228,20 @@ def start_guard(w, s, m):
 
 
 def start(w, s, m):
-    """The process subscribes to every topic and polls: its join heartbeat (epoch 0) goes out."""
+    """The process subscribes to every topic (`start_pattern`: to PATTERN) and polls: its join heartbeat
+    (epoch 0) goes out."""
     c = s.clients[m].copy()
     return w.build(s, clients=_set(s.clients, m, c), started=_set(s.started, m, True),
-                   net=s.net.send(m, c.start(s.now)))
+                   net=s.net.send(m, c.start(s.now) + _pattern_join(w, c, s.now)))
+
+
+def _pattern_join(w, c, now) -> list:
+    """With `start_pattern` the clients' configs list no topic (start() then subscribes to nothing and sends
+    nothing): the application subscribes to PATTERN and polls, sending the join heartbeat."""
+    if not w.start_pattern:
+        return []
+    c.subscribe_regex(PATTERN, now)
+    return c.poll(now)
 
 
 def restart_guard(w, s, m):
@@ -222,7 +252,8 @@ def restart_guard(w, s, m):
 def restart(w, s, m):
     """The crashed process starts again once its old member left the coordinator (new member id)."""
     c = s.clients[m].copy()
-    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, c.restart(s.now)))
+    out = c.restart(s.now) + _pattern_join(w, c, s.now)
+    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out))
 
 
 def subscribe_guard(w, s, m, mask):
@@ -295,7 +326,10 @@ def resubscribe_guard(w, s, m):
 def resubscribe(w, s, m):
     """A client that left subscribes again and polls (its join waits for any leave answer in flight)."""
     c = s.clients[m].copy()
-    out = c.subscribe(c.config.topics, s.now)
+    if w.start_pattern:
+        out = c.subscribe_regex(PATTERN, s.now)
+    else:
+        out = c.subscribe(c.config.topics, s.now)
     out += c.poll(s.now)
     return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out), budget=w.perturb(s))
 
@@ -383,7 +417,11 @@ def receive(w, s, m):
     resp, net = s.net.take(RESP, m, cid)
     c = s.clients[m].copy()
     out = c.on_response(cid, resp, s.now)
-    return w.build(s, clients=_set(s.clients, m, c), net=net.send(m, out))
+    inf = s.clients[m].inflight.get(cid)
+    facts = NO_FACTS
+    if inf is not None and inf.purpose == "leave-stale":          # the leave sent on poll-timer expiry (poll_stall)
+        facts = w.facts_of_ignored(s.clients[m], cid, resp, c, out, s.now)
+    return w.build(s, clients=_set(s.clients, m, c), net=net.send(m, out), facts=facts)
 
 
 def lose_guard(w, s, m):
@@ -424,9 +462,37 @@ def tick(w, s):
     return _pass_time(w, s, s.budget)
 
 
-def _pass_time(w, s, budget):
+def miss_poll_guard(w, s, m):
+    """poll_stall: a perturbation, only as the time jump `tick` would make, and only when the poll client m's
+    application misses is the one that kept its poll timer (max.poll.interval) from expiring."""
+    if not w.poll_stall or s.budget.perturbations <= 0 or not tick_guard(w, s):
+        return False
+    c = s.clients[m]
+    return s.started[m] and c.alive and c.state in ACTIVE and w.next_tick(s) - c.last_poll_at >= w.poll_ms
+
+
+def miss_poll(w, s, m):
+    """Time jumps as in `tick`, but client m's application does not poll (a long record processing): its
+    background thread finds the poll timer expired, sends a leave heartbeat whose answer it ignores and goes STALE
+    (its partitions lost) until the application polls again (`poll`, or the next `tick`)."""
+    return _pass_time(w, s, w.perturb(s), skip=m)
+
+
+def poll_guard(w, s, m):
+    c = s.clients[m]
+    return c.alive and c.state == "STALE"
+
+
+def poll(w, s, m):
+    """The application of a client that left on poll-timer expiry polls again (maybeRejoinStaleMember: STALE ->
+    JOINING), at once, whether the answer to its leave arrived or not; its join goes out after that answer."""
+    c = s.clients[m].copy()
+    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, c.poll(s.now)))
+
+
+def _pass_time(w, s, budget, skip=None):
     """Time jumps to the next deadline: coordinator timers fire on the way, then every live client
-    polls (heartbeats that fell due go out)."""
+    polls (heartbeats that fell due go out); client `skip` (miss_poll) only runs its background thread."""
     t = w.next_tick(s)
     coord = s.coord.copy()
     coord.advance(t - coord.now)
@@ -435,7 +501,7 @@ def _pass_time(w, s, budget):
     for m, c in enumerate(s.clients):
         if s.started[m] and c.alive:
             c = clients[m] = c.copy()
-            net = net.send(m, c.poll(t))
+            net = net.send(m, c.tick(t) if m == skip else c.poll(t))
     return w.build(s, coord=coord, clients=tuple(clients), net=net, budget=budget)
 
 
@@ -455,6 +521,8 @@ ACTIONS = ActionTable([
     Action("add_partition", add_partition_guard, add_partition, _topics, fault=True),
     Action("stall", stall_guard, stall, fault=True),
     Action("unload", unload_guard, unload, fault=True),
+    Action("miss_poll", miss_poll_guard, miss_poll, _slots, fault=True),
+    Action("poll", poll_guard, poll, _slots),
 ])
 ACTION_NAMES = ACTIONS.names()
 
@@ -472,6 +540,9 @@ class ConsumerGroupWorld(Protocol):
         self.failover = params["failover"]
         self.synchronous = params["synchronous"]
         self.regex = params["regex"]
+        self.poll_stall = params["poll_stall"]
+        self.poll_ms = POLL_MS if self.poll_stall else REBALANCE_MS     # max.poll.interval = rebalance timeout
+        self.start_pattern = params["start_pattern"]
         self.pmax = params["partitions"] + (1 if self.grow else 0)
         self.all_topics = (1 << self.t) - 1
         self.slot_args = tuple((m,) for m in range(self.n))
@@ -496,6 +567,14 @@ class ConsumerGroupWorld(Protocol):
             Sometimes("commit-accepted", "the coordinator accepts an OffsetCommit from a member",
                       lambda s: bool(s.facts.accepted)),
         )
+        if self.poll_stall:     # the path poll_stall exists for: the ignored answer to a poll-expiry leave
+            self._some += (Sometimes("stale-leave-answered", "a client receives the answer to the leave it sent on "
+                                     "poll-timer expiry", lambda s: bool(s.facts.ignored)),)
+        if self.poll_stall and params["perturbations"] >= 2:
+            # a `stall` as well: the leave is late past the session timeout, the member gone when it arrives
+            self._some += (Sometimes("stale-leave-refused-after-rejoin", "a client that polled again receives an "
+                                     "error answer (its member was gone) to the leave it sent on poll-timer expiry",
+                                     lambda s: any(i.rejoining and i.error != E.NONE for i in s.facts.ignored)),)
         self._init = None
         self._step_views = (None, None, None)
         self._refinement = None
@@ -530,7 +609,8 @@ class ConsumerGroupWorld(Protocol):
             self._topic_index = {t.topic_id: int(t.name[1:]) for t in coord.topics.topics}
             ids = {t.topic_id: t.name for t in coord.topics.topics}
             self.client_configs = tuple(
-                ClientConfig(GROUP, f"m{m}", topics=self._names, topic_names=ids, rebalance_timeout_ms=REBALANCE_MS,
+                ClientConfig(GROUP, f"m{m}", topics=() if self.start_pattern else self._names, topic_names=ids,
+                             rebalance_timeout_ms=self.poll_ms,
                              auto_commit=p["auto_commit"], auto_commit_interval_ms=None, retry_backoff_ms=BACKOFF_MS,
                              server_assignor=p["assignor"], client_id=f"m{m}", correlation_base=(m + 1) * CID_STRIDE)
                 for m in range(self.n))
@@ -621,7 +701,8 @@ class ConsumerGroupWorld(Protocol):
 
     def next_tick(self, s) -> Optional[int]:
         """The next time something is due: a coordinator timer (deadline + 1) or a client's wakeup
-        (at most a session timeout ahead: a poll deadline is never reached, clients poll every tick)."""
+        (at most a session timeout ahead: a poll deadline is reached only through `miss_poll`, clients poll
+        every tick)."""
         now = s.now
         best = None
         d = s.coord.next_deadline()
@@ -682,9 +763,10 @@ class ConsumerGroupWorld(Protocol):
             for c, m in ((c, g.member(c.member_id)) for c in s.clients if c.alive and c.state in LIVE) if m is not None)
         reconciling = tuple(Reconciling(self.mid(c.member_id), c._target_reconciled(), c.reconciling is not None)
                             for c in s.clients if c.alive and c.state == "RECONCILING")
+        patterns = () if g is None else _patterns(g)
         v = s._view = CGView(ge, ae, state, members, target, pe, topics, self.pmax, clients,
                              s.budget.perturbations < self.params["perturbations"], assignors=assignors,
-                             reconciling=reconciling)
+                             reconciling=reconciling, patterns=patterns)
         return v
 
     def step_views(self, prev, action, nxt):
@@ -694,8 +776,9 @@ class ConsumerGroupWorld(Protocol):
             return c[2]
         a, b = self.view(prev), self.view(nxt)
         f = nxt.facts
-        if f.accepted or f.answered or f.reconciled or f.left:
-            b = b._replace(accepted=f.accepted, answered=f.answered, reconciled=f.reconciled, left=f.left)
+        if f.accepted or f.answered or f.reconciled or f.left or f.ignored:
+            b = b._replace(accepted=f.accepted, answered=f.answered, reconciled=f.reconciled, left=f.left,
+                           ignored=f.ignored)
         out = (a, b)
         self._step_views = (prev, nxt, out)
         return out
@@ -717,6 +800,21 @@ class ConsumerGroupWorld(Protocol):
                         parts |= 1 << (int(tp.topic[1:]) * self.pmax + tp.partition)
                     accepted += (Commit(self.mid(req.member_id), req.generation_id_or_member_epoch, parts),)
         return Facts(accepted, answered, reconciled)
+
+    def facts_of_ignored(self, before, cid, resp, after, out, now) -> Facts:
+        """The Ignored fact of receiving the answer to a leave sent on poll-timer expiry: what the client
+        (`after`, having sent `out`) differs in from the client as it was (`before`) with that request
+        forgotten and its heartbeat manager's poll run at the same time (`tick`: what `on_response` runs after
+        any answer), i.e. the answer never having come: client attributes by name (journals left out), and
+        "requests" when it sent other requests."""
+        ref = before.copy()
+        del ref.inflight[cid]
+        ref_out = ref.tick(now)
+        changed = tuple(sorted(k for k, v in vars(after).items()
+                               if k not in ("events", "commit_results") and getattr(ref, k) != v))
+        if list(out) != list(ref_out):
+            changed += ("requests",)
+        return Facts(ignored=(Ignored(self.mid(before.member_id), before.state == "JOINING", resp.error, changed),))
 
     def facts_of_leave(self, before, out) -> Facts:
         """The Leave fact of a client's `leave` with auto-commit on: what it had consumed (`before`, the client
@@ -753,7 +851,7 @@ class ConsumerGroupWorld(Protocol):
         subscribes to is resolved to the topics it matches now (a pattern never resolved would leave its
         member subscribed to nothing while the group looks Stable)."""
         g = s.group()
-        if g is None or not self.regex:
+        if g is None or not (self.regex or self.start_pattern):
             return True
         names = [t.name for t in s.coord.topics.topics]
         resolved = dict(g.resolved_regexes)
@@ -892,6 +990,13 @@ def _subscribed(member, g) -> frozenset:
     if member.subscribed_topic_regex:
         names |= dict(g.resolved_regexes).get(member.subscribed_topic_regex, frozenset())
     return names
+
+
+def _patterns(g) -> tuple:
+    """(pattern, members subscribed to it, resolved in the group) per pattern subscribed to or resolved."""
+    resolved = {rx for rx, _ts in g.resolved_regexes}
+    subs = [m.subscribed_topic_regex for m in g.members if m.subscribed_topic_regex]
+    return tuple((rx, subs.count(rx), rx in resolved) for rx in sorted(resolved.union(subs)))
 
 
 def _set(t: tuple, i: int, value) -> tuple:

@@ -21,6 +21,9 @@ higher than the previous. Actions:
                               with `txn` and `mixed`: while the transaction's offset is staged, the client
                               may also commit a later offset outside it (a plain OffsetCommit): when the
                               marker settles the transaction, the later log append must stay the committed one
+  join(broker)                with `joins`: a new consumer process (client.id consumer-g-1) sends its first JoinGroup
+                              (no member id) to the offsets partition's leader; the MEMBER_ID_REQUIRED answer's
+                              member id is recorded (the ghost `joins`), whichever broker handed it out
   load                        every newly elected leader finishes loading the partition
   ...and every cluster action of replication-world except `produce` (the coordinator is the only
   producer): replicate, isr_check, deliver/drop, advance, flush, crash/restart, controller steps.
@@ -32,8 +35,13 @@ in flight, Kafka itself answers NONE to a commit it then does not serve until th
 
 Invariants: `acked-commit-durable` over an `OffsetsView` (the stored leader's loaded coordinator,
 whether it leads in the controller's current epoch, what it serves, what was acknowledged) and the
-replication invariants of the offsets partition. The group invariants (generation monotonicity,
-state transitions) have nothing to judge here: a simple consumer never joins, no generation exists.
+replication invariants of the offsets partition; with `joins`, `member-id-never-reused` (invariants/offsets.py)
+over the member ids handed out: a coordinator that takes the group over must not hand out its predecessor's ids
+(Kafka's are clientId-UUID). The reference numbers each broker's ids from a per-broker seed that a broker restart
+does not change, so a bound with `joins`, a crash and a later election back onto the restarted broker finds it
+repeating its own earlier ids (not in the gate: explore:offsets-world/member-ids has no preferred election). The
+group invariants (generation monotonicity, state transitions) have nothing to judge here: the committing consumer
+never joins and a joining process never gets past MEMBER_ID_REQUIRED, so no generation exists.
 
 Behaviours (SUPPORTS): unclean-election and truncate-to-hw, both caught by the explorer (see
 tests/test_offsets_world.py for the bounds). Defaults are the smallest bounds where the explorer is
@@ -45,8 +53,9 @@ test_commit_after_a_reload_is_newer_than_every_loaded_offset.
 from __future__ import annotations
 
 from kverify.impl.coordinator import CoordinatorConfig
-from kverify.impl.coordinator.messages import (OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse,
-                                               TopicPartition, TxnOffsetCommitRequest, TxnOffsetCommitResponse)
+from kverify.impl.coordinator.messages import (JoinGroupRequest, OffsetAndMetadata, OffsetCommitRequest,
+                                               OffsetCommitResponse, TopicPartition, TxnOffsetCommitRequest,
+                                               TxnOffsetCommitResponse)
 from kverify.impl.coordinator.records import OffsetCommitRecord, TxnMarkerRecord
 from kverify.impl.replication.messages import NONE as PRODUCE_OK
 from kverify.impl.replication import behaviours as B
@@ -83,6 +92,10 @@ PARAMS = {
                         "only then does the offset count as acknowledged"),
     "mixed": Param(False, "with txn: while the transaction's offset is staged, the client may also commit outside it "
                           "(a plain OffsetCommit of a later offset)"),
+    "joins": Param(0, "new consumer processes of group g (all with client.id consumer-g-1, as each JVM's first "
+                      "consumer names itself) that send their first JoinGroup (no member id) to the offsets "
+                      "partition's leader; its MEMBER_ID_REQUIRED answer hands out a member id "
+                      "(member-id-never-reused)", lo=0),
 }
 
 SUPPORTS = frozenset({B.UNCLEAN_ELECTION, B.TRUNCATE_TO_HW})
@@ -98,6 +111,8 @@ GROUP = "g"
 DATA_TOPIC = "d"
 OTP = (OFFSETS_TOPIC, 0)
 PRODUCER_ID = 1                   # the transactional producer's id (txn=true)
+JOIN_CLIENT = f"consumer-{GROUP}-1"   # client.id of every joining process (joins > 0)
+JOIN_CID = 1_000_000              # correlation ids of JoinGroups: JOIN_CID + joins left
 
 
 def make(params: dict, behaviours: frozenset = frozenset()) -> "OffsetsWorld":
@@ -115,15 +130,17 @@ class OWState(KeyedState):
     client = (in-flight commit (cid, partition, offset, broker) or None, next offset per partition,
               highest acknowledged offset per partition).
     txn (with `txn`) = the open transaction: None, ("staged", partition, offset) once its TxnOffsetCommit was
-              answered NONE, or ("marker", produce id, partition, offset, broker) while its marker is written."""
+              answered NONE, or ("marker", produce id, partition, offset, broker) while its marker is written.
+    joins (with `joins`) = (JoinGroups left to send, ((broker, member id), ...) handed out to them so far, in order)."""
 
-    __slots__ = ("world", "client", "budget", "txn", "_key", "_hash", "_view", "_rview", "_eview")
+    __slots__ = ("world", "client", "budget", "txn", "joins", "_key", "_hash", "_view", "_rview", "_eview")
 
-    def __init__(self, world: OffsetsTopicWorld, client: tuple, budget: tuple, txn=None):
+    def __init__(self, world: OffsetsTopicWorld, client: tuple, budget: tuple, txn=None, joins=(0, ())):
         self.world = world
         self.client = client
         self.budget = budget
         self.txn = txn
+        self.joins = joins
         self._key = None
         self._hash = None
         self._view = None
@@ -134,7 +151,7 @@ class OWState(KeyedState):
         w = self.world
         return (RW._key_of(w.cluster), tuple((b, c.snapshot()) for b, c in sorted(w.coordinators.items())),
                 tuple(sorted(w._pending.items())), tuple(sorted(w._loads)), self.client[0], self.client[1:],
-                self.budget, self.txn)
+                self.budget, self.txn, self.joins)
 
     def __repr__(self):
         return f"OWState(client={self.client}, budget={self.budget})"
@@ -151,6 +168,7 @@ class OffsetsWorld(Protocol):
         self.np = int(full["partitions"])
         self.txn = bool(full["txn"])
         self.mixed = self.txn and bool(full["mixed"])
+        self.njoins = int(full["joins"])
         # the cluster rules are replication-world's (same actions, budgets and guards)
         rparams = {k: full[k] for k in ("brokers", "rf", "min_isr", "init_isr", "crashes", "lossy", "drops", "ticks",
                                         "preferred", "failovers", "epochs", "lag_ms")}
@@ -184,7 +202,7 @@ class OffsetsWorld(Protocol):
             w.cluster.renumber_messages()
             budget = r.init_states()[0].budget[:RW.RECORDS] + (int(self.params["commits"]),) + \
                 r.init_states()[0].budget[RW.RECORDS + 1:]
-            self._init = [OWState(w, (None, (1,) * self.np, (0,) * self.np), budget)]
+            self._init = [OWState(w, (None, (1,) * self.np, (0,) * self.np), budget, joins=(self.njoins, ()))]
         return self._init
 
     def actions(self, s: OWState):
@@ -199,6 +217,10 @@ class OffsetsWorld(Protocol):
             leader = w.coordinator_for(GROUP)
             if leader >= 0 and w.cluster.brokers[leader].alive:
                 out.append(("end_txn", leader))
+        if s.joins[0]:
+            leader = w.coordinator_for(GROUP)
+            if leader >= 0 and w.cluster.brokers[leader].alive:
+                out.append(("join", leader))
         if w.loading():
             out.append(("load",))
         out.extend(self.rules.cluster_actions(w.cluster, s.budget, producers=False))
@@ -209,7 +231,17 @@ class OffsetsWorld(Protocol):
         inflight, nxt, acked = s.client
         txn = s.txn
         budget = s.budget
-        if a[0] == "commit":
+        joins = s.joins
+        if a[0] == "join":
+            # a new consumer process's first JoinGroup (v4+: no member id); MEMBER_ID_REQUIRED hands one out
+            left, ids = joins
+            cid = JOIN_CID + left
+            req = JoinGroupRequest(GROUP, protocols=(("range", b""),), client_id=JOIN_CLIENT, correlation_id=cid)
+            replies = w.handle(a[1], req)
+            got = [(b, r.response.member_id) for b, r in replies if r.correlation_id == cid and r.response.member_id]
+            joins = (left - 1, ids + tuple(got))
+            replies = [(b, r) for b, r in replies if r.correlation_id != cid]
+        elif a[0] == "commit":
             _n, p, offset, broker = a
             cid = s.budget[RW.RECORDS]            # distinct per commit: the budget counts down
             offsets = ((self.data[p], OffsetAndMetadata(offset)),)
@@ -248,7 +280,7 @@ class OffsetsWorld(Protocol):
         if inflight is not None and not w.cluster.brokers[inflight[3]].alive:
             inflight = None     # the connection died with the broker: the client sees the commit fail
         w.cluster.renumber_messages()
-        return OWState(w, (inflight, nxt, acked), budget, txn)
+        return OWState(w, (inflight, nxt, acked), budget, txn, joins)
 
     @staticmethod
     def _marker_outcome(w: OffsetsTopicWorld, txn: tuple, acked: tuple):
@@ -287,6 +319,8 @@ class OffsetsWorld(Protocol):
 
     def _bind_invariants(self) -> tuple:
         out = [OI.bind(self.offsets_view)]
+        if self.njoins:
+            out.append(OI.bind_member_ids(lambda s: tuple(m for _b, m in s.joins[1])))
         out.extend(RI.bind(RI.ALL, self._repl_view, self._epoch_view))
         # the cluster's own properties (clock, controller writes, acks=all answers): model/worlds/replication_checks.py
         out.extend(RC.cluster_invariants(lambda s: s.world.cluster, lambda s, tp: self._repl_view(s).min_isr))
@@ -313,6 +347,11 @@ class OffsetsWorld(Protocol):
             props.append(Sometimes("acked-served-after-failover",
                                    "after the offsets partition moved, the new coordinator serves an acknowledged offset",
                                    self._served_after_move))
+        if self.njoins > 1 and (int(self.params["preferred"]) or int(self.params["crashes"])) and self.rules.rf > 1:
+            props.append(Sometimes("member-id-after-move",
+                                   "two coordinators (the offsets partition moved between them) each hand out a "
+                                   "member id",
+                                   lambda s: len({b for b, _m in s.joins[1]}) > 1))
         return tuple(props)
 
     def _served_after_move(self, s: OWState) -> bool:
@@ -361,6 +400,8 @@ class OffsetsWorld(Protocol):
             return ("consumer", RW.ReplicationWorld._who(action[3]))
         if action[0] == "end_txn":      # the transaction coordinator writes the marker on the consumer's behalf
             return ("consumer", RW.ReplicationWorld._who(action[1]))
+        if action[0] == "join":
+            return ("consumer", RW.ReplicationWorld._who(action[1]))
         if action[0] == "load":
             return None
         return self.rules.arrow(action)
@@ -376,7 +417,9 @@ class OffsetsWorld(Protocol):
         out["client"] = {"in_flight": None if inflight is None else {"partition": str(self.data[inflight[1]]),
                                                                      "offset": inflight[2]},
                          "acked": {str(tp): o for tp, o in zip(self.data, acked)},
-                         **({"transaction": list(txn[:1] + txn[-3 if txn[0] == "marker" else 1:])} if txn else {})}
+                         **({"transaction": list(txn[:1] + txn[-3 if txn[0] == "marker" else 1:])} if txn else {}),
+                         **({"joins_left": s.joins[0], "member_ids": [f"{m} (broker {b})" for b, m in s.joins[1]]}
+                            if self.njoins else {})}
         budget = out.pop("budget")
         budget["commits"] = budget.pop("records")
         out["budget"] = budget
