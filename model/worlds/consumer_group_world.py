@@ -485,7 +485,8 @@ def poll_guard(w, s, m):
 
 def poll(w, s, m):
     """The application of a client that left on poll-timer expiry polls again (maybeRejoinStaleMember: STALE ->
-    JOINING), at once, whether the answer to its leave arrived or not; its join goes out after that answer."""
+    JOINING), at once, whether the answer to its leave arrived or not; its join goes out at once too (that leave
+    was sent with ignoreResponse: it is no heartbeat in flight)."""
     c = s.clients[m].copy()
     return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, c.poll(s.now)))
 
