@@ -281,6 +281,8 @@ def load_equivalents() -> list:
         missing = {"file", "operator", "line", "mutant", "reason"} - set(e)
         if missing:
             raise SystemExit(f"{EQUIVALENTS}: an entry lacks {sorted(missing)}: {e}")
+        if e.get("kind", "equivalent") not in ("equivalent", "not-protocol"):
+            raise SystemExit(f"{EQUIVALENTS}: kind must be equivalent or not-protocol: {e}")
     return data["equivalent"]
 
 
@@ -488,14 +490,14 @@ def main(argv=None) -> int:
         elif before:
             col, detail = before["column"], before["detail"] + " (earlier run)"
         elif listed and not args.run_equivalents:
-            col, detail = "equivalent", listed["reason"]
+            col, detail = listed.get("kind", "equivalent"), listed["reason"]
         else:
             result = mutate_and_test(item.mutations, command, args.timeout)
             with use_db(session, WorkDB.Mode.open) as db:
                 db.set_result(item.job_id, result)
             col, detail = classify(result)
             if listed:
-                col, detail = ("equivalent", listed["reason"]) if col in ("survived", "unreached") else (
+                col, detail = (listed.get("kind", "equivalent"), listed["reason"]) if col in ("survived", "unreached") else (
                     "wrongly-listed", f"listed equivalent but {col}: {detail}")
         d.update(column=col, detail=detail)
         rows.append(d)

@@ -33,12 +33,16 @@ def save_rows(path: str, args, rows: list) -> None:
     os.replace(tmp, path)
 
 
-COLUMNS = ("killed", "timeout", "survived", "unreached", "equivalent", "wrongly-listed", "incompetent", "error")
+# not-protocol: a mutant of code in impl/ that is no protocol logic (a test-side oracle or double, a dead import
+# fallback; bench/coverage.py EXCUSED names the same functions), listed with kind "not-protocol" in
+# bench/mutation_equivalents.json: out of the denominator like an equivalent, but counted and printed on its own
+COLUMNS = ("killed", "timeout", "survived", "unreached", "equivalent", "not-protocol", "wrongly-listed", "incompetent",
+           "error")
 
 
 def figures(rows: list) -> dict:
-    """Counts per column and the kill rate: (killed + timeout + wrongly listed) over all but equivalent, incompetent
-    (not valid Python) and error (an unreached mutant is a survivor: no check can see it)."""
+    """Counts per column and the kill rate: (killed + timeout + wrongly listed) over all but equivalent, not-protocol,
+    incompetent (not valid Python) and error (an unreached mutant is a survivor: no check can see it)."""
     n = {c: sum(r["column"] == c for r in rows) for c in COLUMNS}
     judged = sum(n[c] for c in ("killed", "timeout", "survived", "unreached", "wrongly-listed"))
     dead = n["killed"] + n["timeout"] + n["wrongly-listed"]
@@ -54,10 +58,11 @@ def report(rows: list, args, seconds: float) -> None:
     f = figures(rows)
     print(f"profile {args.profile}, sample {len(rows)} (seed {args.seed}): killed {f['killed']}, "
           f"timeout {f['timeout']}, survived {f['survived']}, unreached {f['unreached']}, "
-          f"equivalent {f['equivalent']}, incompetent {f['incompetent']}, error {f['error']}"
+          f"equivalent {f['equivalent']}, not-protocol {f['not-protocol']}, incompetent {f['incompetent']}, "
+          f"error {f['error']}"
           + (f", wrongly listed equivalent {f['wrongly-listed']}" if f["wrongly-listed"] else ""))
     print(f"kill rate {f['dead']}/{f['judged']} = {f['rate']:.1f}% (killed + timeout over all but equivalent, "
-          f"incompetent and error; {seconds:.0f} s)")
+          f"not-protocol, incompetent and error; {seconds:.0f} s)")
     for comp in sorted({component(r) for r in rows}):
         c = figures([r for r in rows if component(r) == comp])
         print(f"  impl/{comp + '/':<14} {c['dead']:>3}/{c['judged']:<3} killed  ({c['timeout']} timeout, "
@@ -65,8 +70,8 @@ def report(rows: list, args, seconds: float) -> None:
     for col in ("survived", "unreached", "wrongly-listed", "incompetent", "error"):
         for r in (r for r in rows if r["column"] == col):
             print(f"  {col}: {mutant_key(r)}  `{r['line']}` -> `{r['mutant']}`  {r['detail']}")
-    for r in (r for r in rows if r["column"] == "equivalent"):
-        print(f"  equivalent: {r['file']}:{r['lineno']} {r['operator']}: `{r['line']}` -> `{r['mutant']}`: "
+    for r in (r for r in rows if r["column"] in ("equivalent", "not-protocol")):
+        print(f"  {r['column']}: {r['file']}:{r['lineno']} {r['operator']}: `{r['line']}` -> `{r['mutant']}`: "
               f"{r['detail']}")
 
 
@@ -76,7 +81,7 @@ def markdown(rows: list, args) -> str:
     out = [f"# Mutation survivors: profile {args.profile}, seed {args.seed}, sample {len(rows)}", "",
            f"killed {f['killed']} + timeout {f['timeout']} of {f['judged']} non-equivalent = **{f['rate']:.1f}%**; "
            f"survived {f['survived']}, unreached {f['unreached']}, equivalent {f['equivalent']}, "
-           f"incompetent {f['incompetent']}, error {f['error']}",
+           f"not-protocol {f['not-protocol']}, incompetent {f['incompetent']}, error {f['error']}",
            "", "| mutant (file:line:operator:occurrence) | column | before | after | checks that executed it |",
            "|---|---|---|---|---|"]
     for r in rows:

@@ -86,6 +86,15 @@ def test_every_listed_equivalent_mutant_names_a_real_line_and_a_reason():
             assert e["function"] in where, f"stale entry ({e['line']} not in {e['function']})"
 
 
+def test_a_not_protocol_entry_is_judged_as_its_own_column():
+    """Code in impl/ that is no protocol logic (a test-side oracle, a dead import fallback) is listed with kind
+    "not-protocol", which load_equivalents accepts beside "equivalent" (and nothing else)."""
+    import mutation
+
+    kinds = [e.get("kind", "equivalent") for e in mutation.load_equivalents()]
+    assert set(kinds) == {"equivalent", "not-protocol"} and kinds.count("not-protocol") >= 5
+
+
 def _row(col, file="impl/coordinator/group.py", line=1):
     return {"file": file, "lineno": line, "operator": "NumberReplacer", "occurrence": line, "line": "a = 1",
             "mutant": "a = 2", "column": col, "detail": ""}
@@ -95,9 +104,9 @@ def test_figures_count_timeouts_as_kills_unreached_as_survivors_and_leave_out_eq
     import mutation_report as mutation
 
     rows = [_row("killed"), _row("timeout"), _row("survived"), _row("unreached"), _row("equivalent"), _row("error"),
-            _row("incompetent")]
+            _row("incompetent"), _row("not-protocol")]
     f = mutation.figures(rows)
-    assert (f["dead"], f["judged"], f["timeout"], f["unreached"]) == (2, 4, 1, 1)
+    assert (f["dead"], f["judged"], f["timeout"], f["unreached"], f["not-protocol"]) == (2, 4, 1, 1, 1)
     assert f["rate"] == 50.0
     assert mutation.component(_row("killed", "impl/replication/replica.py")) == "replication"
 
