@@ -598,6 +598,28 @@ LEADER_EPOCH_CACHED = Invariant("leader-epoch-cached", "a leader's leader-epoch 
                                 "(recorded where it started)", check_leader_epoch_cached)
 
 
+# --- a follower holds no record of a leader epoch newer than the one it follows (issue 17's detection power) -----
+def check_follower_epoch_known(followers) -> Optional[str]:
+    """`followers`: ((partition name, broker, its leader, the leader epoch it follows, the latest epoch of its
+    leader-epoch cache), ...) for every running follower. Kafka (KIP-320, 2.1): a follower's Fetch carries its
+    current leader epoch and the leader serves it only in that very epoch (Partition.fetchRecords ->
+    localLogWithEpochOrThrow: an older epoch is answered FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH, both
+    without records); a leader stamps its appends with its own epoch. So every record a follower holds was written
+    in the epoch it follows or an earlier one. Forbids: a follower holding a record of a newer epoch (it was served
+    by a leader that had moved on, i.e. a fenced fetch served). Allows: leaders and stopped replicas (a restarted
+    broker forgets its epoch until a LeaderAndIsr tells it again)."""
+    for name, broker, leader, epoch, cached in followers:
+        if cached > epoch:
+            return (f"{name}: follower {broker} of leader {leader} in leader epoch {epoch} holds records of leader "
+                    f"epoch {cached}")
+    return None
+
+
+FOLLOWER_EPOCH_KNOWN = Invariant("follower-epoch-known", "a follower holds no record of a leader epoch newer than the "
+                                 "one it follows (KIP-320: a fetch of an older epoch is fenced)",
+                                 check_follower_epoch_known, broken_by=("no-fetch-epoch-fencing",))
+
+
 # --- an invalid reassignment target is refused (added for issue 17's detection power) ----------------------------
 def reassignment_target_error(target, brokers) -> Optional[str]:
     """Why a reassignment `target` (a replica list) is invalid in a cluster whose broker ids are `brokers`, or None.

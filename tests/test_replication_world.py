@@ -35,7 +35,7 @@ CATCHES = {
 # behaviour -> (invariant that breaks, walk length, seeds at most); seeded walks reach it at the RW.HUNT bounds
 WALK_CATCHES = {
     "stale-controller-accepted": ("i-epoch", 200, 200),
-    "no-fetch-epoch-fencing": ("i-lcc", 40, 5000),      # KIP-320: a stale fetch answer applied in a new epoch
+    "no-fetch-epoch-fencing": ("follower-epoch-known", 40, 5000),   # KIP-320: a fenced fetch served (first seen)
 }
 
 

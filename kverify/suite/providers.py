@@ -366,6 +366,13 @@ EXPLORE_VARIANTS = {
         "replication-world", {p: {"fetch": "mixed", "acks": "1", "records": 2, "preferred": 1, "min_isr": 1,
                                   "failovers": 0} for p in ("quick", "ci", "deep")},
         {"quick": 45_000, "ci": 45_000, "deep": None}),
+    # a follower in controlled shutdown leaves the ISR (a new leader epoch, the same leader) before it is told: it
+    # keeps fetching in the old epoch, which the leader must fence (FENCED_LEADER_EPOCH, KIP-320) while it appends in
+    # the new one (min ISR 1); served, the follower holds a record of an epoch it does not know (follower-epoch-known,
+    # depth 4) (2 brokers: 522 states)
+    "explore:replication-world/fenced-fetch": (
+        "replication-world", {p: {"shutdowns": 1, "crashes": 0, "failovers": 0, "min_isr": 1}
+                              for p in ("quick", "ci", "deep")}, {"quick": 1_200, "ci": 1_200, "deep": None}),
     # the offsets partition's leader resigns while it runs (a preferred election): its coordinator unloads the
     # group (PartitionLoading.on_resignation) and the new leader loads it (7,057 states)
     "explore:offsets-world/preferred": (
@@ -398,9 +405,19 @@ EXPLORE_VARIANTS = {
     "explore:group-world/auto-commit": (
         "group-world", {p: {"auto_commit_ms": 1000, "commits": 0, "faults": 0} for p in ("quick", "ci", "deep")},
         {"quick": 1_000, "ci": 1_000, "deep": None}),
+    # EAGER auto-commit with records left to consume after joinPrepare's commit (log end 2): the member must stop
+    # consuming the partitions it is about to revoke while that commit is in flight (ConsumerCoordinator.onJoinPrepare
+    # marks them pending revocation, KAFKA-14196), else the next owner consumes again what was consumed after the
+    # commit (handover-committed); two time jumps let it poll (consume) while that commit is in flight (10,890 states)
+    "explore:group-world/auto-commit-handover": (
+        "group-world", {p: {"auto_commit_ms": 60_000, "max_offset": 2, "commits": 0, "events": 2, "faults": 0,
+                            "ticks": 2} for p in ("quick", "ci", "deep")},
+        {"quick": 20_000, "ci": 20_000, "deep": None}),
     # one member, a crash or pause and a lost message with request timeouts as time targets: the member waiting
     # for the lost answer times out and recovers (Member.tick's expiry); request.timeout.ms 10 s, below the JoinGroup's
-    # max(request timeout, rebalance timeout + 5 s) = 25 s, as with Kafka's defaults (30 s vs 305 s) (4,154 states)
+    # max(request timeout, rebalance timeout + 5 s) = 25 s, as with Kafka's defaults (30 s vs 305 s); a paused member
+    # fenced while its OffsetCommit is lost rejoins and fetches its positions while still awaiting that commit
+    # (fetch-beside-pending-commit: neither given up before request.timeout.ms nor waited for) (4,154 states)
     "explore:group-world/lost-request": (
         "group-world", {p: {"members": 1, "events": 2, "faults": 1, "losses": 1, "ticks": 0, "request_timeouts": True,
                             "settle_ticks": 12, "request_ms": 10_000} for p in ("quick", "ci", "deep")},

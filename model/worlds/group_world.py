@@ -348,6 +348,14 @@ class GroupWorld(Protocol):
         # zombie-fenced needs a process that stops (pause/crash budget): without faults it is not required
         self._some = tuple(x for x in group_sometimes(self.view, self.n, failover=False)
                            if x.name != "zombie-fenced" or int(full["faults"]) > 0)
+        # a consumer waits request.timeout.ms for an answer, and its poll fetches the committed offsets of newly
+        # assigned partitions without waiting for its pending commits (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded):
+        # with a lost answer, an OffsetCommit can still be awaited when a rebalance hands the member partitions to fetch
+        if full["request_timeouts"] and int(full["losses"]) > 0:
+            self._some += (Sometimes("fetch-beside-pending-commit",
+                                     "a member sends an OffsetFetch while an OffsetCommit it sent earlier (commitAsync, "
+                                     "auto-commit) is still awaited within its request timeout",
+                                     self._fetch_beside_pending_commit),)
         # the consumer invariants are vacuous unless their events happen: require them when configured
         if int(full["auto_commit_ms"]) or full["commit_on_revoke"]:
             self._some += (Sometimes("handover", "a member revokes partitions right after an acknowledged hand-over commit",
@@ -1057,6 +1065,16 @@ class GroupWorld(Protocol):
                 if part.offset != want:
                     return f"OffsetFetch answered {part.partition} at {part.offset}, the group's committed offset is {want}"
         return None
+
+    def _fetch_beside_pending_commit(self, s) -> bool:
+        """Some member has an OffsetFetch in flight that it sent after an OffsetCommit still in flight (correlation
+        ids grow with each request a member sends)."""
+        for m in range(self.n):
+            inflight = s.members[m].inflight
+            commits = [cid for cid, f in inflight.items() if f.kind == "commit"]
+            if commits and any(f.kind == "fetch" and cid > min(commits) for cid, f in inflight.items()):
+                return True
+        return False
 
     def _check_fetch_not_repeated(self, s) -> Optional[str]:
         """Kafka's ConsumerCoordinator.fetchCommittedOffsets keeps the OffsetFetch it sent as

@@ -3,8 +3,8 @@ controller writes, no produce answers), and their binding to a world's states.
 
 Why a module of its own: replication-world and offsets-world run the same Cluster and judge it with the same
 objects of invariants/replication.py (isr-shrink-only-lagging, isr-shrink-drops-lagging, leaderless-write-drops-
-only-leader, leader-epoch-cached, min-isr-refusal, min-isr-completion, reassignment-request-validated); each is
-mapped here once.
+only-leader, leader-epoch-cached, follower-epoch-known, min-isr-refusal, min-isr-completion,
+reassignment-request-validated); each is mapped here once.
 """
 from __future__ import annotations
 
@@ -69,6 +69,14 @@ def leaders_epoch_cache(c: Cluster) -> list:
     return [(f"{tp[0]}-{tp[1]}", b, r.leader_epoch, r.log.epochs[-1][0] if r.log.epochs else -1)
             for b, br in sorted(c.brokers.items()) if br.alive
             for tp, r in sorted(br.replicas.items()) if r.role == LEADER]
+
+
+def followers_epoch_cache(c: Cluster) -> list:
+    """RI.FOLLOWER_EPOCH_KNOWN's facts: (partition, broker, its leader, the leader epoch it follows, last epoch of its
+    cache entries) of each running follower."""
+    return [(f"{tp[0]}-{tp[1]}", b, r.leader, r.leader_epoch, r.log.epochs[-1][0] if r.log.epochs else -1)
+            for b, br in sorted(c.brokers.items()) if br.alive
+            for tp, r in sorted(br.replicas.items()) if r.role == RP.FOLLOWER]
 
 
 def recorded_write(c: Cluster, writes: list, ctrl, tp, decide):
@@ -161,6 +169,7 @@ def cluster_invariants(cluster_of, min_isr_of) -> list:
     return [
         state(RI.LAGGING_DROPPED, lambda s: check_lagging_dropped(cluster_of(s))),
         state(RI.LEADER_EPOCH_CACHED, lambda s: RI.check_leader_epoch_cached(leaders_epoch_cache(cluster_of(s)))),
+        state(RI.FOLLOWER_EPOCH_KNOWN, lambda s: RI.check_follower_epoch_known(followers_epoch_cache(cluster_of(s)))),
         step(RI.LAG_SHRINK, lambda s, a, t: check_lag_shrinks(cluster_of(s), a, cluster_of(t))),
         step(RI.LEADERLESS_WRITE, lambda s, a, t: check_leaderless_writes(cluster_of(s), a, cluster_of(t))),
         step(RI.MIN_ISR_REFUSAL, lambda s, a, t: check_min_isr_refusals(cluster_of(s), a, cluster_of(t),
