@@ -113,6 +113,8 @@ class CGView(NamedTuple):
     patterns: tuple = ()       # (pattern, members subscribed to it, resolved in the group): each pattern a member
                                # subscribes to or the group holds a resolution of (a world with regex subscriptions)
     ignored: tuple = ()        # Ignored: answers to poll-expiry leaves received (step views of a world with poll stalls)
+    left_after_poll: tuple = ()  # member ids of clients that left on poll-timer expiry in a step in which their
+                                 # application called poll() (step views of a world that drives the polls)
 
     def member(self, mid: int) -> Optional[MemberView]:
         for m in self.members:
@@ -343,6 +345,17 @@ def stale_leave_answer_ignored(a: CGView, b: CGView) -> Optional[str]:
     return None
 
 
+def poll_timer_reset_by_poll(a: CGView, b: CGView) -> Optional[str]:
+    """A poll resets the poll timer: max.poll.interval.ms counts from the application's last call to poll()
+    (AsyncKafkaConsumer.poll -> ApplicationEventHandler PollEvent -> resetPollTimer; AbstractHeartbeatRequestManager
+    leaves only once pollTimer.isExpired()), so a client whose application polled during a step never leaves the
+    group on poll-timer expiry in that step. Reads which clients the world made poll (its own fact) and whether the
+    client sent its poll-timeout leave in the step."""
+    for mid in b.left_after_poll:
+        return f"client m{mid} left the group on poll-timer expiry in a step in which its application polled"
+    return None
+
+
 def server_assignor_recorded(v: CGView) -> Optional[str]:
     """A member the coordinator knows records the server assignor its live client asks for (group.remote.assignor):
     the client sends ServerAssignor in its joining heartbeat and whenever it changed since the last one it sent
@@ -436,6 +449,8 @@ CLIENT_STEP_CHECKS = (
      "before its leave heartbeat, in non-empty OffsetCommits", leave_commits_consumed, ()),
     ("stale-leave-answer-ignored", "the answer to the leave a client sends on poll-timer expiry changes nothing in "
      "the client (ignoreResponse)", stale_leave_answer_ignored, ()),
+    ("poll-timer-reset-by-poll", "a client whose application polled during a step does not leave on poll-timer "
+     "expiry in it", poll_timer_reset_by_poll, ()),
     # a coordinator-side property too, but the abstract model has no patterns (consumer-group-world states it)
     ("resolved-pattern-kept", "a pattern the group holds a resolution of stays resolved while a member subscribes "
      "to it", resolved_pattern_kept, ()),

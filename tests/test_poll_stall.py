@@ -10,7 +10,7 @@ explore:consumer-group-world/poll-stall catches it (stale-leave-answer-ignored) 
 parameter is off by default, so the default bounds and their state counts are unchanged.
 """
 from kverify.impl.consumer import client as kip848_client
-from kverify.invariants.consumer_group import CGView, Ignored, stale_leave_answer_ignored
+from kverify.invariants.consumer_group import CGView, Ignored, poll_timer_reset_by_poll, stale_leave_answer_ignored
 from kverify.model import registry
 from kverify.model.explore import explore
 from kverify.model.walk import replay
@@ -31,6 +31,13 @@ MUTANTS = {
                                    '    elif inf.kind == "heartbeat":',
                                    'if inf.kind in ("heartbeat", "ignored"):',
                                    "the answer to the leave sent on poll-timer expiry is handled as a heartbeat answer"),
+    # impl/consumer/client.py ConsumerMember._maybe_heartbeat, ReplaceComparisonOperator_GtE_NotEq (a survivor of the
+    # quick profile: its only effect on the capped default bound was a bigger state space, INCONCLUSIVE either way)
+    "poll-timer-not-equal": (kip848_client, "ConsumerMember", "_maybe_heartbeat",
+                             "if (now - self.last_poll_at >= self.config.rebalance_timeout_ms",
+                             "if (now - self.last_poll_at != self.config.rebalance_timeout_ms",
+                             "the poll timer counts as expired whenever the time since the last poll differs from "
+                             "max.poll.interval: the client leaves right after every poll"),
 }
 
 # the poll timer expires (miss_poll), the leave is late past the session timeout (stall: the member is removed and
@@ -116,3 +123,23 @@ def test_the_mutant_fences_a_rejoining_client_with_the_old_answer(monkeypatch):
     assert v is not None and v.invariant == "stale-leave-answer-ignored" and v.step_index == len(FENCED_BY_OLD_ANSWER)
     assert "fenced it (UNKNOWN_MEMBER_ID) while it rejoined" in v.message
     assert states[-1].clients[0].fenced_count == 1
+
+
+def test_poll_timer_reset_by_poll_on_views():
+    v = CGView(0, 0, 0, (), (), (), (1,), 1, ())
+    assert poll_timer_reset_by_poll(v, v) is None
+    assert poll_timer_reset_by_poll(v, v._replace(left_after_poll=(1,))) == (
+        "client m1 left the group on poll-timer expiry in a step in which its application polled")
+
+
+def test_a_client_that_leaves_right_after_polling_is_caught(tmp_path, monkeypatch):
+    """Every consumer-group-world step that makes a client's application poll is checked: with the mutant the client
+    leaves on its very first poll (start), a FAIL of the quick poll-stall check and of the default bound's first
+    step, not only a bigger search that a state cap makes INCONCLUSIVE."""
+    run = P._variant_check("explore:consumer-group-world/poll-stall")
+    planted_mutants.plant(monkeypatch, "poll-timer-not-equal", MUTANTS)
+    bad = run(planted_mutants.quick_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == ["poll-timer-reset-by-poll"], bad.summary
+    _states, v = replay(build(), [("start", 0)])
+    assert v is not None and v.invariant == "poll-timer-reset-by-poll"

@@ -160,6 +160,7 @@ class Facts(NamedTuple):
     revoked: bool = False      # a member left UNREVOKED_PARTITIONS (its revocation completed)
     left: tuple = ()           # invariants.consumer_group.Leave (a `leave` with auto-commit on)
     ignored: tuple = ()        # invariants.consumer_group.Ignored (the answer to a poll-expiry leave received)
+    polled: tuple = ()         # slots of the clients whose application called poll() during the step
 
 
 NO_FACTS = Facts()
@@ -232,7 +233,7 @@ def start(w, s, m):
     (epoch 0) goes out."""
     c = s.clients[m].copy()
     return w.build(s, clients=_set(s.clients, m, c), started=_set(s.started, m, True),
-                   net=s.net.send(m, c.start(s.now) + _pattern_join(w, c, s.now)))
+                   net=s.net.send(m, c.start(s.now) + _pattern_join(w, c, s.now)), facts=Facts(polled=(m,)))
 
 
 def _pattern_join(w, c, now) -> list:
@@ -253,7 +254,7 @@ def restart(w, s, m):
     """The crashed process starts again once its old member left the coordinator (new member id)."""
     c = s.clients[m].copy()
     out = c.restart(s.now) + _pattern_join(w, c, s.now)
-    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out))
+    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out), facts=Facts(polled=(m,)))
 
 
 def subscribe_guard(w, s, m, mask):
@@ -331,7 +332,8 @@ def resubscribe(w, s, m):
     else:
         out = c.subscribe(c.config.topics, s.now)
     out += c.poll(s.now)
-    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out), budget=w.perturb(s))
+    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, out), budget=w.perturb(s),
+                   facts=Facts(polled=(m,)))
 
 
 def crash_guard(w, s, m):
@@ -488,7 +490,7 @@ def poll(w, s, m):
     JOINING), at once, whether the answer to its leave arrived or not; its join goes out at once too (that leave
     was sent with ignoreResponse: it is no heartbeat in flight)."""
     c = s.clients[m].copy()
-    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, c.poll(s.now)))
+    return w.build(s, clients=_set(s.clients, m, c), net=s.net.send(m, c.poll(s.now)), facts=Facts(polled=(m,)))
 
 
 def _pass_time(w, s, budget, skip=None):
@@ -499,11 +501,14 @@ def _pass_time(w, s, budget, skip=None):
     coord.advance(t - coord.now)
     clients = list(s.clients)
     net = s.net
+    polled = []
     for m, c in enumerate(s.clients):
         if s.started[m] and c.alive:
             c = clients[m] = c.copy()
             net = net.send(m, c.tick(t) if m == skip else c.poll(t))
-    return w.build(s, coord=coord, clients=tuple(clients), net=net, budget=budget)
+            if m != skip:
+                polled.append(m)
+    return w.build(s, coord=coord, clients=tuple(clients), net=net, budget=budget, facts=Facts(polled=tuple(polled)))
 
 
 ACTIONS = ActionTable([
@@ -780,6 +785,10 @@ class ConsumerGroupWorld(Protocol):
         if f.accepted or f.answered or f.reconciled or f.left or f.ignored:
             b = b._replace(accepted=f.accepted, answered=f.answered, reconciled=f.reconciled, left=f.left,
                            ignored=f.ignored)
+        if f.polled:
+            left = tuple(m for m in f.polled if _sent_poll_timeout_leave(prev.clients[m], nxt.clients[m]))
+            if left:
+                b = b._replace(left_after_poll=tuple(self.mid(nxt.clients[m].member_id) for m in left))
         out = (a, b)
         self._step_views = (prev, nxt, out)
         return out
@@ -991,6 +1000,11 @@ def _subscribed(member, g) -> frozenset:
     if member.subscribed_topic_regex:
         names |= dict(g.resolved_regexes).get(member.subscribed_topic_regex, frozenset())
     return names
+
+
+def _sent_poll_timeout_leave(before, after) -> bool:
+    """The client sent, between `before` and `after`, the leave it sends when its poll timer expires."""
+    return any(inf.purpose == "leave-stale" and cid not in before.inflight for cid, inf in after.inflight.items())
 
 
 def _patterns(g) -> tuple:
