@@ -83,6 +83,37 @@ MEMBER_ID_NEVER_REUSED = Invariant(
     check_member_id_never_reused)
 
 
+def check_coordinator_follows_leadership(owners: tuple):
+    """A broker's group coordinator owns (or is loading) an __consumer_offsets partition only while that
+    broker's own replica of it is the leader.
+
+    Reads: per live broker, (broker, its coordinator owns or loads the partition, its replica leads it).
+    Kafka's fact: ReplicaManager.becomeLeaderOrFollower hands every offsets partition that became a follower
+    to GroupCoordinator.onResignation (GroupMetadataManager.removeGroupsForPartition), which drops it from
+    the owned partitions and unloads its groups, so the former leader answers NOT_COORDINATOR; a resignation
+    is ignored only when its coordinator epoch is *older* than the last one the broker saw for the partition.
+    A coordinator that keeps owning a partition it follows serves the group from a stale copy (offsets,
+    members) beside the new leader's coordinator. Allows a deposed leader not yet told (its replica still
+    leads in its old epoch).
+    """
+    for b, owns, leads in owners:
+        if owns and not leads:
+            return f"broker {b}'s coordinator still owns the offsets partition its replica no longer leads"
+    return None
+
+
+COORDINATOR_FOLLOWS_LEADERSHIP = Invariant(
+    "coordinator-follows-leadership",
+    "a broker's group coordinator owns or loads an offsets partition only while its own replica leads it",
+    check_coordinator_follows_leadership)
+
+
+def bind_ownership(owners):
+    """`coordinator-follows-leadership` over an engine's own states: `owners(state) -> ((broker, owns, leads), ...)`."""
+    inv = COORDINATOR_FOLLOWS_LEADERSHIP
+    return Invariant(inv.name, inv.statement, lambda s: inv.check(owners(s)), inv.kind, inv.broken_by)
+
+
 def bind_member_ids(handed_out):
     """`member-id-never-reused` over an engine's own states: `handed_out(state) -> (member id, ...)` in order."""
     inv = MEMBER_ID_NEVER_REUSED

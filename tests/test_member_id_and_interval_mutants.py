@@ -5,8 +5,8 @@ A. impl/coordinator/coordinator.py GroupCoordinator._generate_member_id, `seed =
    when the offsets partition moves to another broker the new coordinator hands out the ids the previous one
    already handed out (Kafka: clientId-UUID, never repeated). Caught by offsets-world's `member-id-never-reused`
    (invariants/offsets.py) at `explore:offsets-world/member-ids` (2 brokers, 2 JoinGroups, one crash).
-B. impl/consumer/messages.py ConsumerGroupHeartbeatResponse `heartbeat_interval_ms: int = 0` -> `= 1`: the default
-   only reaches answers to a leave and error answers; shown here to change nothing a client does (listed as an
+B. impl/consumer/messages.py ConsumerGroupHeartbeatResponse `heartbeat_interval_ms: int = 0` -> `= 1` or `= -1`: the
+   default only reaches answers to a leave and error answers; shown here to change nothing a client does (listed as an
    equivalent mutant, not checked by a property).
 """
 import pytest
@@ -91,11 +91,11 @@ def test_each_broker_hands_out_its_own_ids():
 
 
 # --- B: the default heartbeat interval of answers built without one ------------------------------------------
-def _plant_interval_one(monkeypatch):
+def _plant_interval(monkeypatch, value):
     defaults = list(ConsumerGroupHeartbeatResponse.__new__.__defaults__)
     i = ConsumerGroupHeartbeatResponse._fields.index("heartbeat_interval_ms")
     assert defaults[i] == 0
-    defaults[i] = 1
+    defaults[i] = value
     monkeypatch.setattr(ConsumerGroupHeartbeatResponse.__new__, "__defaults__", tuple(defaults))
 
 
@@ -141,15 +141,17 @@ def _run(rejoin_in_flight: bool):
     return times, delivered, after_leave, answers
 
 
+@pytest.mark.parametrize("planted", [1, -1])     # -1: the client stores it and sets its timer to now - 1, unread
 @pytest.mark.parametrize("rejoin_in_flight", [False, True])
-def test_interval_default_of_leave_and_error_answers_changes_nothing_a_client_does(monkeypatch, rejoin_in_flight):
+def test_interval_default_of_leave_and_error_answers_changes_nothing_a_client_does(monkeypatch, rejoin_in_flight,
+                                                                                    planted):
     times, delivered, after_leave, answers = _run(rejoin_in_flight)
     assert any(r.member_epoch == -1 and r.heartbeat_interval_ms == 0 for r in answers)   # the leave's answer
     assert any(r.error == "UNKNOWN_MEMBER_ID" and r.heartbeat_interval_ms == 0 for r in answers)
-    _plant_interval_one(monkeypatch)
+    _plant_interval(monkeypatch, planted)
     m_times, m_delivered, m_after_leave, m_answers = _run(rejoin_in_flight)
-    assert any(r.member_epoch == -1 and r.heartbeat_interval_ms == 1 for r in m_answers)  # planted: reaches answers
-    assert any(r.error == "UNKNOWN_MEMBER_ID" and r.heartbeat_interval_ms == 1 for r in m_answers)
+    assert any(r.member_epoch == -1 and r.heartbeat_interval_ms == planted for r in m_answers)  # reaches answers
+    assert any(r.error == "UNKNOWN_MEMBER_ID" and r.heartbeat_interval_ms == planted for r in m_answers)
     if not rejoin_in_flight:
-        assert (after_leave, m_after_leave) == (5000, 1)                                 # ...and client a's state
+        assert (after_leave, m_after_leave) == (5000, planted)                           # ...and client a's state
     assert (m_times, m_delivered) == (times, delivered)    # yet every request, its time and every other field agree

@@ -526,6 +526,14 @@ def variants(profile: str) -> list:
 # are about twice the measured size, so a model that grows (or a controller step that never converges:
 # a reassignment that bumps the leader epoch forever) is INCONCLUSIVE, a failure under --strict.
 LIVENESS_CHECKS = {
+    # the quick failover bound with leader epochs from 1000 (a long-lived partition; past CPython's small-int cache)
+    # and every message delivered decoded, as off the wire: a follower must accept an OffsetsForLeaderEpoch answer
+    # whose echoed epoch equals its own (a comparison by identity discards them all, so it truncates forever and
+    # never rejoins the ISR: replica-rejoins-isr) (799 states, as at base 0)
+    "liveness:replication-world/large-epochs": ("replication-world",
+                                                {p: {"failovers": 0, "init_isr": 1, "epoch_base": 1000}
+                                                 for p in ("quick", "ci", "deep")},
+                                                {"quick": 4_000, "ci": 4_000, "deep": None}),
     # a data-broker crash and a controller failover (quick: the crash alone, a follower starting outside the ISR)
     "liveness:replication-world/failover": ("replication-world",
                                             {"quick": {"failovers": 0, "init_isr": 1}, "ci": {}, "deep": {}},

@@ -318,12 +318,24 @@ class OffsetsWorld(Protocol):
         return v
 
     def _bind_invariants(self) -> tuple:
-        out = [OI.bind(self.offsets_view)]
+        out = [OI.bind(self.offsets_view), OI.bind_ownership(self.owners_view)]
         if self.njoins:
             out.append(OI.bind_member_ids(lambda s: tuple(m for _b, m in s.joins[1])))
         out.extend(RI.bind(RI.ALL, self._repl_view, self._epoch_view))
         # the cluster's own properties (clock, controller writes, acks=all answers): model/worlds/replication_checks.py
         out.extend(RC.cluster_invariants(lambda s: s.world.cluster, lambda s, tp: self._repl_view(s).min_isr))
+        return tuple(out)
+
+    def owners_view(self, s: OWState) -> tuple:
+        """Per live broker: (broker, its coordinator owns or loads the offsets partition, its replica leads it)."""
+        w = s.world
+        c = w.cluster
+        out = []
+        for b, coord in sorted(w.coordinators.items()):
+            if c.brokers[b].alive:
+                r = c.replica(b, OTP)
+                owns = 0 in coord.owned_partitions() or 0 in coord.loading_partitions()
+                out.append((b, owns, r is not None and r.role == LEADER))
         return tuple(out)
 
     def _repl_view(self, s: OWState):

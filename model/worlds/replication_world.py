@@ -80,6 +80,8 @@ very same actions (message ids included): the walker may memoise by state (`memo
 """
 from __future__ import annotations
 
+import pickle
+
 from kverify.impl.replication import Cluster, ReplicationConfig, assign_replicas
 from kverify.impl.replication.controller_ops import ControllerError
 from kverify.impl.replication import behaviours as B
@@ -119,6 +121,10 @@ PARAMS = {
     "lag_ms": Param(1000, "replica.lag.time.max.ms"),
     "tick_ms": Param(0, "how far one time jump moves the clock (0 = lag_ms + 1); a jump below lag_ms lets a follower "
                         "that caught up lately stay in the ISR while time passes", lo=0),
+    "epoch_base": Param(0, "leader epochs start here, not at 0 (a partition with a long history: a real cluster's "
+                           "epochs pass 256, where CPython's small-int cache ends); then every message is delivered "
+                           "decoded, a copy as off the wire, so no two brokers share an epoch's int object; "
+                           "`epochs` counts from the base", lo=0),
 }
 
 SUPPORTS = frozenset({
@@ -195,6 +201,20 @@ def check_params(p: dict):
 
 SPEC = ModelSpec(name="replication-world", make=make, params=PARAMS, supports=SUPPORTS, check=check_params,
                  walk_params=WALK_PARAMS, hunt_params=HUNT)
+
+
+def _rebase_epochs(c: Cluster, base: int) -> None:
+    """`epoch_base`: the topic just created (leader epoch 0, its LeaderAndIsr still in flight) starts at leader epoch
+    `base` instead: the stored partition states, the controller's copies and the announcements are rewritten, each
+    epoch a fresh int object (as a decoded one would be)."""
+    def up(epoch):
+        return int(str(epoch + base))
+    st = c.store
+    st.states = {tp: ps._replace(leader_epoch=up(ps.leader_epoch)) for tp, ps in st.states.items()}
+    for ctrl in c.controllers.values():
+        ctrl.states = {tp: ps._replace(leader_epoch=up(ps.leader_epoch)) for tp, ps in ctrl.states.items()}
+    c.net = {i: e._replace(body=e.body._replace(leader_epoch=up(e.body.leader_epoch)))
+             if type(e.body) is M.LeaderAndIsr else e for i, e in c.net.items()}
 
 
 def _key_of(c: Cluster) -> tuple:
@@ -344,6 +364,7 @@ class ReplicationWorld(Protocol):
         self.acks = parse_acks(full["acks"])
         self.mode = full["fetch"]
         self.max_epoch = int(full["epochs"])
+        self.epoch_base = int(full["epoch_base"])
         self.lag = int(full["lag_ms"])
         self.tick = int(full["tick_ms"]) or self.lag + 1
         self.data_brokers = tuple(range(1, self.n + 1))
@@ -365,6 +386,8 @@ class ReplicationWorld(Protocol):
             if late:
                 c.handle_broker_changes()
             c.create_topic(TOPIC, self.np, self.rf, assignment=self.assignment)
+            if self.epoch_base:
+                _rebase_epochs(c, self.epoch_base)
             c.deliver_all()
             for b in late:
                 c.restart(b)
@@ -387,7 +410,7 @@ class ReplicationWorld(Protocol):
         brokers = c.brokers
         alive = [b for b in sorted(brokers) if brokers[b].alive]
         top_epoch = max((st.leader_epoch for st in c.store.states.values()), default=0)
-        may_fault = top_epoch < self.max_epoch
+        may_fault = top_epoch - self.epoch_base < self.max_epoch
         # producers
         if producers and bud[RECORDS]:
             value = int(self.params["records"]) - bud[RECORDS]
@@ -554,10 +577,14 @@ class ReplicationWorld(Protocol):
         step may hold several, e.g. a batch of broker failures)."""
         writes = []
         c._write = lambda ctrl, tp, decide: RC.recorded_write(c, writes, ctrl, tp, decide)
+        if self.epoch_base:
+            c._send = lambda src, dst, body: Cluster._send(c, src, dst, pickle.loads(pickle.dumps(body)))
         try:
             return self._apply(c, budget, a)
         finally:
             del c._write
+            if self.epoch_base:
+                del c._send
             c.controller_writes = tuple(writes)
 
     def _apply(self, c: Cluster, budget: tuple, a: tuple) -> tuple:
@@ -702,14 +729,14 @@ class ReplicationWorld(Protocol):
                                    lambda s: any(s.cluster.committed.values())))
         if int(self.params["crashes"]) and self.rf > 1:
             props.append(Sometimes("leader-moved", "some partition is led in a leader epoch above 0 by a live broker",
-                                   self._leader_moved))
+                                   lambda s: self._leader_moved(s, self.epoch_base)))
         return tuple(props)
 
     @staticmethod
-    def _leader_moved(s) -> bool:
+    def _leader_moved(s, base: int = 0) -> bool:
         c = s.cluster
         for tp, st in c.store.states.items():
-            if st.leader_epoch > 0 and st.leader >= 0 and c.brokers[st.leader].alive:
+            if st.leader_epoch > base and st.leader >= 0 and c.brokers[st.leader].alive:
                 r = c.replica(st.leader, tp)
                 if r is not None and r.role == LEADER and r.leader_epoch == st.leader_epoch:
                     return True
