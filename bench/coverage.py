@@ -148,11 +148,8 @@ NOT_MODELLED = {
     "consumer/reconciliation.py:_strip_unsubscribed": "a member owning partitions of a topic it no longer "
         "subscribes to while the target still names them; consumer-group-world's subscription changes have not "
         "reached it at the ci bounds",
-    "consumer/client.py:ConsumerMember.tick": "time passing without a poll: the world polls at every tick",
     "consumer/client.py:ConsumerMember.commit": "an application commitAsync: the world's clients commit only "
         "automatically (before revoking and leaving)",
-    "consumer/client.py:ConsumerMember._leave_on_expired_poll_timer": "max.poll.interval expiry: the world sets "
-        "it out of reach (REBALANCE_MS = 10**9)",
     "consumer/client.py:ConsumerMember._resend_reconcile_commit": "a lost reconcile-time commit answer: the world "
         "loses heartbeat answers only",
     "consumer/client.py:ConsumerMember._transition_to_fatal": "a fatal heartbeat error (e.g. an unsupported "

@@ -207,11 +207,11 @@ class _RecordingLog:
 class WorldState(KeyedState):
     """One state of the world. Never mutated once built; equality and hash use snapshots."""
     __slots__ = ("coord", "_csnap", "members", "msnaps", "net", "started", "paused", "budget",
-                 "delivered", "persisted", "gepoch", "conns", "answers", "counts", "last", "_key", "_hash", "_view", "_g", "_cpart",
+                 "delivered", "persisted", "gepoch", "conns", "answers", "counts", "last", "hbfail", "_key", "_hash", "_view", "_g", "_cpart",
                  "_cviews", "_polls", "_good")
 
     def __init__(self, coord, csnap, members, msnaps, net, started, paused, budget, delivered, persisted,
-                 gepoch, conns, answers, counts, last=None):
+                 gepoch, conns, answers, counts, last=None, hbfail=None):
         self.coord = coord
         self._csnap = csnap             # None until asked: engines that never compare states skip it
         self.members = members
@@ -227,6 +227,9 @@ class WorldState(KeyedState):
         self.answers = answers          # per slot: last group answer to this incarnation (see `_answers`)
         self.counts = counts            # per partition: number of acknowledged member commits (refinement)
         self.last = last                # what the step that built this state did (not part of equality)
+        # per slot: (time, incarnation, generation) of the member's last failed Heartbeat while it stays in that
+        # generation and retry.backoff.ms has not passed since (GroupWorld._hb_failures); None: no slot has one
+        self.hbfail = hbfail
         self._key = None
         self._hash = None
         self._view = None
@@ -241,7 +244,7 @@ class WorldState(KeyedState):
         MappingProxyTypes) and `_hash` (str hashes differ between processes) are rebuilt when asked."""
         return (WorldState, (self.coord, None, self.members, self.msnaps, self.net, self.started, self.paused,
                              self.budget, self.delivered, self.persisted, self.gepoch, self.conns, self.answers,
-                             self.counts, self.last))
+                             self.counts, self.last, self.hbfail))
 
     def group(self, group_id):
         g = self._g
@@ -262,7 +265,7 @@ class WorldState(KeyedState):
 
     def _compute_key(self):
         return (self.csnap, self.msnaps, self.net, self.started, self.paused, self.budget,
-                self.delivered, self.persisted, self.gepoch, self.conns, self.answers, self.counts)
+                self.delivered, self.persisted, self.gepoch, self.conns, self.answers, self.counts, self.hbfail)
 
     def __repr__(self):
         return f"WorldState(now={self.now}, budget={self.budget}, in_flight={self.net.size()})"
@@ -340,6 +343,10 @@ class GroupWorld(Protocol):
             Invariant("offset-fetch-reads-committed",
                       "an OffsetFetch answer gives, for each partition it answers without error, the offset the group has committed (-1: none)",
                       self._check_fetch_reads_committed, "step", ()),
+            Invariant("heartbeat-backoff",
+                      "a member sends no Heartbeat earlier than retry.backoff.ms after its previous heartbeat failed "
+                      "(it stays in its generation)",
+                      self._check_heartbeat_backoff, "step", ()),
             Invariant("offset-fetch-not-repeated",
                       "a member never sends an OffsetFetch while its own OffsetFetch of the same partitions under the "
                       "same generation is in flight (it waits for that answer)",
@@ -708,8 +715,12 @@ class GroupWorld(Protocol):
         handed = self._handover(m, s.members[m], mem)
         dropped = self._abandon(m, s.members[m], mem, resp)
         fenced = self._fenced(m, s.members[m], mem, cid, resp)
+        f = s.members[m].inflight.get(cid)
+        hb_ok = cid if isinstance(resp, HeartbeatResponse) and f is not None and (
+            resp.error in (E.NONE, E.REBALANCE_IN_PROGRESS)
+            or (resp.error in FENCING_ERRORS and f.sent != s.members[m].generation)) else None
         return self._build(s, members=_set(s.members, m, mem), changed=(m,), net=net.send(m, reqs, conns[m]),
-                           conns=conns, answers=answers,
+                           conns=conns, answers=answers, hb_ok=hb_ok,
                            last=StepInfo(handovers=handed, abandoned=dropped, fenced=fenced)
                            if handed or dropped or fenced else None)
 
@@ -860,7 +871,7 @@ class GroupWorld(Protocol):
 
     def _build(self, s, *, coord=None, group=_UNSET, members=None, changed=(), snaps=None, net=None, started=None, paused=None,
                budget=None, delivered=None, persisted=None, gepoch=None, conns=None, answers=None, counts=None,
-               last=None, defer=False):
+               last=None, defer=False, hb_ok=None):
         coord = s.coord if coord is None else coord
         csnap = s._csnap if coord is s.coord else None      # the new coordinator's: computed when asked
         members = s.members if members is None else members
@@ -887,7 +898,8 @@ class GroupWorld(Protocol):
                          s.conns if conns is None else conns,
                          s.answers if answers is None else answers,
                          s.counts if counts is None else counts,
-                         last if last is not None else _NO_STEP)
+                         last if last is not None else _NO_STEP,
+                         self._hb_failures(s, members, changed, coord.now, hb_ok))
         if coord is not s.coord:
             out._g = group          # the view the step already took of the new coordinator (or _UNSET)
         else:
@@ -906,6 +918,49 @@ class GroupWorld(Protocol):
             old = s.members
             out._polls = [t if t is not None and members[m] is old[m] else None for m, t in enumerate(polls)]
         return out
+
+    def _hb_failures(self, s, members, changed, now, hb_ok):
+        """WorldState.hbfail after a step: a member whose Heartbeat in flight (all but `hb_ok`, answered without
+        error, REBALANCE_IN_PROGRESS or a stale fencing error) is gone from its in-flight table while it keeps its
+        incarnation and generation had that heartbeat fail (error answer, request or session timeout, disconnect);
+        kept only while it matters: same generation and retry.backoff.ms not passed."""
+        old = s.hbfail
+        if old is None and not changed:
+            return None
+        recs = list(old) if old is not None else [None] * self.n
+        for m in changed:
+            pm, mem = s.members[m], members[m]
+            if pm is mem:
+                continue
+            if not mem.alive or mem.incarnation != pm.incarnation or mem.generation != pm.generation:
+                recs[m] = None
+            elif mem.state in ("COMPLETING_REBALANCE", "STABLE") and any(
+                    f.kind == "heartbeat" and cid != hb_ok and cid not in mem.inflight for cid, f in pm.inflight.items()):
+                recs[m] = (now, mem.incarnation, mem.generation)
+        for m, r in enumerate(recs):
+            if r is not None and now >= r[0] + members[m].config.retry_backoff_ms:
+                recs[m] = None
+        return None if all(r is None for r in recs) else tuple(recs)
+
+    def _check_heartbeat_backoff(self, prev, action, nxt) -> Optional[str]:
+        """AbstractCoordinator.HeartbeatThread: after a failed heartbeat (Heartbeat.failHeartbeat) the next one waits
+        retry.backoff.ms; the member stays in its generation. Reads the failure the world recorded (WorldState.hbfail)
+        and the send times of the heartbeats sent in this step."""
+        recs = prev.hbfail
+        if recs is None:
+            return None
+        for m, r in enumerate(recs):
+            if r is None:
+                continue
+            pm, mem = prev.members[m], nxt.members[m]
+            if pm is mem or mem.incarnation != r[1] or mem.generation != r[2]:
+                continue
+            backoff = mem.config.retry_backoff_ms
+            for cid, f in mem.inflight.items():
+                if f.kind == "heartbeat" and cid not in pm.inflight and f.sent_at < r[0] + backoff:
+                    return (f"m{m} sent a Heartbeat at {f.sent_at}, {f.sent_at - r[0]} ms after its previous heartbeat "
+                            f"failed at {r[0]} (retry.backoff.ms {backoff})")
+        return None
 
     # --- reading the coordinator --------------------------------------------------------------------
     @staticmethod
