@@ -425,6 +425,13 @@ EXPLORE_VARIANTS = {
     # static membership: a crashed process's late JoinGroup takes its group.instance.id back from its restarted
     # successor (a static replacement), whose next heartbeat is answered FENCED_INSTANCE_ID: the successor must stop
     # (Member._on_heartbeat_response; fenced-gives-up-generation) (2,150 states)
+    # one member and six time jumps: it heartbeats at 3 s intervals while none of its heartbeats is delivered, its own
+    # session timer (10 s without an answer) marks the coordinator unknown and fails the heartbeats in flight, and the
+    # coordinator's session expiry 1 ms later is the next time jump: the member, still in its generation, must not
+    # heartbeat before retry.backoff.ms (AbstractCoordinator.HeartbeatThread; heartbeat-backoff) (15,259 states)
+    "explore:group-world/heartbeat-backoff": (
+        "group-world", {p: {"members": 1, "events": 1, "faults": 0, "ticks": 6} for p in ("quick", "ci", "deep")},
+        {"quick": 30_000, "ci": 30_000, "deep": None}),
     "explore:group-world/static-fenced": (
         "group-world", {p: {"members": 1, "static": True, "ticks": 2} for p in ("quick", "ci", "deep")},
         {"quick": 5_000, "ci": 5_000, "deep": None}),

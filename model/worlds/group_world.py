@@ -936,7 +936,7 @@ class GroupWorld(Protocol):
                 recs[m] = None
             elif mem.state in ("COMPLETING_REBALANCE", "STABLE") and any(
                     f.kind == "heartbeat" and cid != hb_ok and cid not in mem.inflight for cid, f in pm.inflight.items()):
-                recs[m] = (now, mem.incarnation, mem.generation)
+                recs[m] = (mem.now, mem.incarnation, mem.generation)   # (a tick builds twice: first at the old time)
         for m, r in enumerate(recs):
             if r is not None and now >= r[0] + members[m].config.retry_backoff_ms:
                 recs[m] = None
