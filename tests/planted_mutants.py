@@ -64,3 +64,19 @@ def quick_ctx(tmp_path):
     from kverify.suite import Context, profiles
 
     return Context("quick", str(tmp_path), seed=profiles.DEFAULT_SEED, progress=False)
+
+
+def variant_catches(monkeypatch, tmp_path, check: str, name: str, table: dict, invariant: str):
+    """The verify check `check` (an EXPLORE_VARIANTS or LIVENESS_CHECKS entry) PASSes on the correct code at the quick
+    profile and FAILs on `invariant` alone with the method mutant `table[name]` planted; returns the FAIL result."""
+    from kverify.suite import providers as P
+    from kverify.suite.verdicts import FAIL, PASS
+
+    run = P._liveness_check(check) if check in P.LIVENESS_CHECKS else P._variant_check(check)
+    ok = run(quick_ctx(tmp_path / "ok"))
+    assert ok.verdict == PASS, ok.summary
+    plant(monkeypatch, name, table)
+    bad = run(quick_ctx(tmp_path / "bad"))
+    assert bad.verdict == FAIL, bad.summary
+    assert [v["invariant"] for v in bad.violations] == [invariant], bad.summary
+    return bad

@@ -18,7 +18,7 @@ from kverify.impl.coordinator import coordinator as coordinator_module
 from kverify.impl.replication import offsets_topic as offsets_topic_module
 from kverify.invariants.offsets import check_member_id_never_reused
 from kverify.suite import providers as P
-from kverify.suite.verdicts import FAIL, PASS
+from kverify.suite.verdicts import FAIL
 
 import planted_mutants
 from consumer_harness import ConsumerHarness
@@ -52,13 +52,8 @@ def test_member_ids_check_runs_in_every_profile():
 
 
 def test_member_id_seed_zero_is_caught_when_the_offsets_partition_moves(tmp_path, monkeypatch):
-    run = P._variant_check(CHECK)
-    ok = run(planted_mutants.quick_ctx(tmp_path / "ok"))
-    assert ok.verdict == PASS, ok.summary                     # complete, every `sometimes` reached
-    planted_mutants.plant(monkeypatch, "member-id-seed-zero", MUTANTS)
-    bad = run(planted_mutants.quick_ctx(tmp_path / "bad"))
-    assert bad.verdict == FAIL, bad.summary
-    assert [v["invariant"] for v in bad.violations] == ["member-id-never-reused"], bad.summary
+    bad = planted_mutants.variant_catches(monkeypatch, tmp_path, CHECK, "member-id-seed-zero", MUTANTS,
+                                          "member-id-never-reused")
     assert "consumer-g-1-00000000-0000-4000-8000-000000000001 handed out again" in bad.summary
 
 

@@ -63,13 +63,8 @@ def test_eager_member_consuming_during_the_prepare_commit_is_caught_by_handover_
     """ConsumerCoordinator.onJoinPrepare (EAGER, auto-commit on) commits what was consumed and, since KAFKA-14196,
     marks the partitions pending revocation so that nothing is consumed after that commit; the mutant keeps
     consuming (log end 2: one more record after the commit of offset 1), and the next owner would consume it again."""
-    run = P._variant_check("explore:group-world/auto-commit-handover")
-    ok = run(_ctx(tmp_path / "ok"))
-    assert ok.verdict == PASS, ok.summary
-    plant(monkeypatch, "eager-revocation-not-pending")
-    bad = run(_ctx(tmp_path / "bad"))
-    assert bad.verdict == FAIL, bad.summary
-    assert [v["invariant"] for v in bad.violations] == ["handover-committed"], bad.summary
+    bad = planted_mutants.variant_catches(monkeypatch, tmp_path, "explore:group-world/auto-commit-handover",
+                                          "eager-revocation-not-pending", SURVIVORS, "handover-committed")
     assert "having consumed up to 2, but the committed offset is 1" in bad.summary
 
 

@@ -16,7 +16,7 @@ from kverify.model.explore import explore
 from kverify.model.walk import replay
 from kverify.model.worlds import consumer_group_world as W
 from kverify.suite import providers as P
-from kverify.suite.verdicts import FAIL, PASS
+from kverify.suite.verdicts import FAIL
 
 import planted_mutants
 
@@ -102,13 +102,8 @@ def test_stale_leave_answer_ignored_on_views():
 
 
 def test_the_stale_leave_answer_mutant_is_caught_in_quick(tmp_path, monkeypatch):
-    run = P._variant_check(CHECK)
-    ok = run(planted_mutants.quick_ctx(tmp_path / "ok"))
-    assert ok.verdict == PASS, ok.summary
-    planted_mutants.plant(monkeypatch, "stale-leave-answer-handled", MUTANTS)
-    bad = run(planted_mutants.quick_ctx(tmp_path / "bad"))
-    assert bad.verdict == FAIL, bad.summary
-    assert [v["invariant"] for v in bad.violations] == ["stale-leave-answer-ignored"], bad.summary
+    planted_mutants.variant_catches(monkeypatch, tmp_path, CHECK, "stale-leave-answer-handled", MUTANTS,
+                                    "stale-leave-answer-ignored")
 
 
 def test_the_mutant_fences_a_rejoining_client_with_the_old_answer(monkeypatch):
