@@ -18,7 +18,8 @@ baseline, at least 60 s; CPU, not wall time, so the load does not decide) is sto
 usual in mutation testing (an endless loop), but counted in its own column, `timeout` (so is a run whose processes
 hold more than MEMORY_CAP resident, a mutant growing without bound, and cosmic-ray's wall `--timeout`, a last resort).
 Mutants listed equivalent are left out of the rate's denominator and printed with their reason (not run
-unless --run-equivalents; one that is then killed is reported as wrongly listed).
+unless --run-equivalents; one that is then killed is reported as wrongly listed); an entry of kind "not-protocol"
+(test-side code that lives in impl/) is left out the same way but counted in its own column.
 
 Isolation: cosmic-ray edits files in place, so the run happens in a copy of the work tree (tracked and
 untracked, not ignored files) with its own virtual environment whose only package is that copy
